@@ -1,0 +1,87 @@
+"""User-facing errors: each carries a one-line message and a distinct, documented exit code.
+
+The CLI turns any `CoderefineError` into `error: <message>` on stderr and exits with its code; nothing
+else in the package prints or exits. Keep the table in the README's "Exit codes" section in step.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    INTERNAL = 1  # a bug in coderefine: please report it
+    USAGE = 2  # bad command-line usage (unknown option, bad value); also what click uses
+    FILE_NOT_FOUND = 3
+    IS_A_DIRECTORY = 4
+    NOT_UTF8 = 5
+    SYNTAX_ERROR = 6
+    NO_TESTS = 7
+    UNKNOWN_FUNCTION = 8
+    BAD_SCRIPT = 9
+    BASELINE_FAILS = 10
+    SANDBOX = 11
+    PROVIDER = 12
+    WRITE_CONFLICT = 13
+    INTERRUPTED = 130
+
+
+class CoderefineError(Exception):
+    exit_code: ExitCode = ExitCode.INTERNAL
+
+    def __init__(self, message: str) -> None:
+        # One line, always: the message is what the user reads, so keep tracebacks and newlines out.
+        super().__init__(" ".join(message.split()))
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class InputFileNotFound(CoderefineError):
+    exit_code = ExitCode.FILE_NOT_FOUND
+
+
+class InputIsDirectory(CoderefineError):
+    exit_code = ExitCode.IS_A_DIRECTORY
+
+
+class InputNotUtf8(CoderefineError):
+    exit_code = ExitCode.NOT_UTF8
+
+
+class InputSyntaxError(CoderefineError):
+    exit_code = ExitCode.SYNTAX_ERROR
+
+
+class NoTestsFound(CoderefineError):
+    exit_code = ExitCode.NO_TESTS
+
+
+class UnknownFunction(CoderefineError):
+    exit_code = ExitCode.UNKNOWN_FUNCTION
+
+
+class BadScript(CoderefineError):
+    exit_code = ExitCode.BAD_SCRIPT
+
+
+class BaselineFails(CoderefineError):
+    exit_code = ExitCode.BASELINE_FAILS
+
+
+class SandboxError(CoderefineError):
+    exit_code = ExitCode.SANDBOX
+
+
+class ProviderError(CoderefineError):
+    exit_code = ExitCode.PROVIDER
+
+
+class WriteConflict(CoderefineError):
+    exit_code = ExitCode.WRITE_CONFLICT
+
+
+class UsageError(CoderefineError):
+    exit_code = ExitCode.USAGE

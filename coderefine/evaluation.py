@@ -1,0 +1,308 @@
+"""Evaluate the original and each candidate in the sandbox, and turn the runner's JSON into records.
+
+Layout of one run's scratch folder (deleted at the end):
+    original/   the project as it is, where the baseline runs; later read-only, for timing the original
+    io/         the baseline's artefacts: calls.pkl (recorded calls), unstable.json
+    cand-N/     a fresh copy of the project with candidate N written over the target file
+    io-N/       that evaluation's request and scratch files
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coderefine.errors import BaselineFails, NoTestsFound, SandboxError
+from coderefine.metrics import code_metrics
+from coderefine.project import Project
+from coderefine.readability import readability_score
+from coderefine.records import (
+    BehaviorReport,
+    Candidate,
+    Evaluation,
+    HotSpot,
+    Mismatch,
+    TestFailure,
+    TestReport,
+    Timing,
+)
+from coderefine.resources import sandbox_dir
+from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.workspace import copy_project, write_module
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    measure_speed: bool
+    test_timeout: float = 300.0  # the original's test run; candidates get a limit derived from it
+    memory_mb: int = 2048
+    timing_pairs: int = 6
+    timing_values: int = 3
+    timing_warmups: int = 1
+    timing_min_time: float = 0.1
+    min_speedup: float = 0.05
+    max_calls_per_target: int = 500
+    max_capture_bytes: int = 64 * 1024 * 1024
+    rel_tol: float = 1e-9
+    abs_tol: float = 0.0
+    pass_env: tuple[str, ...] = ()
+    python: str = sys.executable
+    keep_workspaces: bool = False
+
+
+def noise_floor(min_speedup: float, workload_seconds: float | None) -> float:
+    """The speedup a lower bound must clear. Workloads in the microsecond range are dominated by call
+    overhead and timer resolution, so they must show a larger effect before it is believed."""
+    if workload_seconds is None:
+        return min_speedup
+    if workload_seconds < 1e-5:
+        return max(min_speedup, 0.20)
+    if workload_seconds < 1e-4:
+        return max(min_speedup, 0.10)
+    return min_speedup
+
+
+@dataclass
+class BaselineFacts:
+    evaluation: Evaluation
+    calls_recorded: int
+    loops: int | None
+    workload_seconds: float | None
+
+
+class Evaluator:
+    def __init__(
+        self,
+        project: Project,
+        targets: tuple[str, ...],
+        sandbox: Sandbox,
+        settings: EvaluationSettings,
+        with_bom: bool = False,
+    ) -> None:
+        self.project = project
+        self.targets = targets
+        self.sandbox = sandbox
+        self.settings = settings
+        self.with_bom = with_bom
+        self.run_dir = Path(tempfile.mkdtemp(prefix="coderefine-"))
+        self.original_ws = self.run_dir / "original"
+        self.io_dir = self.run_dir / "io"
+        self.loops: int | None = None
+        self.workload_seconds: float | None = None
+        self.calls_recorded = 0
+        self.candidate_timeout = settings.test_timeout
+        self.counter = 0
+
+    def close(self) -> None:
+        if not self.settings.keep_workspaces:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    # ----------------------------------------------------------------- requests
+
+    def _request(self, mode: str, workspace: Path, io_dir: Path, test_timeout: float) -> dict[str, Any]:
+        timing = None
+        if self.settings.measure_speed:
+            timing = {
+                "pairs": self.settings.timing_pairs,
+                "values": self.settings.timing_values,
+                "warmups": self.settings.timing_warmups,
+                "min_time": self.settings.timing_min_time,
+                "loops": self.loops,
+            }
+        return {
+            "mode": mode,
+            "python": self.settings.python,
+            "workspace": str(workspace),
+            "original_workspace": str(self.original_ws),
+            "io_dir": str(io_dir),
+            "module_name": self.project.module_name,
+            "import_root": str(self.project.import_root),
+            "targets": list(self.targets),
+            "tests": list(self.project.tests),
+            "test_timeout": test_timeout,
+            "step_timeout": max(60.0, test_timeout),
+            "calls_path": str(self.io_dir / "calls.pkl"),
+            "unstable_path": str(self.io_dir / "unstable.json"),
+            "capture": {
+                "max_calls_per_target": self.settings.max_calls_per_target,
+                "max_bytes": self.settings.max_capture_bytes,
+            },
+            "behavior": {"rel_tol": self.settings.rel_tol, "abs_tol": self.settings.abs_tol},
+            "timing": timing,
+            "replay": self.calls_recorded > 0,
+        }
+
+    def _run(
+        self, request: dict[str, Any], workspace: Path, io_dir: Path, readonly: tuple[Path, ...]
+    ) -> dict[str, Any]:
+        request_path = io_dir / "request.json"
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        home = io_dir / "home"
+        home.mkdir(exist_ok=True)
+        # Generous outer limit: the runner enforces the per-step limits itself; this one only catches a
+        # runner that cannot (e.g. the machine is swapping).
+        steps = 2 + (2 * self.settings.timing_pairs + 2 if self.settings.measure_speed else 0)
+        job = SandboxJob(
+            argv=(self.settings.python, "-m", "coderefine_sandbox.runner", str(request_path)),
+            cwd=workspace,
+            writable=(workspace, io_dir),
+            readonly=(*readonly, sandbox_dir().resolve()),
+            env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, self.settings.pass_env),
+            timeout=request["test_timeout"] + steps * request["step_timeout"] + 60,
+            memory_mb=self.settings.memory_mb,
+        )
+        outcome = self.sandbox.run(job)
+        if outcome.timed_out:
+            return {"runner_error": f"the sandbox run exceeded its overall limit of {job.timeout:g}s"}
+        try:
+            return json.loads(outcome.stdout)
+        except json.JSONDecodeError:
+            detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
+            return {"runner_error": "the sandbox runner failed: " + detail.splitlines()[-1][:300]}
+
+    # ----------------------------------------------------------------- baseline
+
+    def baseline(self, code: str) -> BaselineFacts:
+        copy_project(self.project.root, self.original_ws)
+        self.io_dir.mkdir()
+        request = self._request("baseline", self.original_ws, self.io_dir, self.settings.test_timeout)
+        started = time.perf_counter()
+        raw = self._run(request, self.original_ws, self.io_dir, ())
+        if "runner_error" in raw:
+            raise SandboxError(raw["runner_error"])
+        tests = _tests(raw["tests"])
+        if tests.collected == 0 and not tests.failed:
+            where = " ".join(self.project.tests) or str(self.project.root)
+            raise NoTestsFound(f"pytest collected no tests from {where}; pass --tests PATH")
+        if not tests.all_passed:
+            first = tests.failures[0] if tests.failures else None
+            detail = f"{first.nodeid}: {first.message.splitlines()[0] if first.message else ''}" if first else ""
+            raise BaselineFails(
+                f"the original fails its own tests ({tests.failed} failing"
+                f"{', e.g. ' + detail if detail else ''}); fix them first"
+            )
+        capture = raw.get("capture", {})
+        module_file = capture.get("module_file") or raw["tests"].get("module_file")
+        if module_file and self.original_ws.resolve() not in Path(module_file).resolve().parents:
+            raise SandboxError(
+                f"the tests import {self.project.module_name} from {module_file}, not from the project copy; "
+                "an installed copy shadows it (check --root)"
+            )
+        self.calls_recorded = capture.get("recorded", 0)
+        self_check = raw.get("self_check", {})
+        if "error" in self_check or "import_error" in self_check:
+            problem = self_check.get("error") or self_check["import_error"]
+            raise SandboxError(f"replaying the original's recorded calls failed: {problem.splitlines()[-1]}")
+        unstable = self_check.get("mismatches", 0)
+        calibration = raw.get("calibration") or {}
+        if "error" in calibration:
+            raise SandboxError(calibration["error"])
+        self.loops = calibration.get("loops")
+        self.workload_seconds = calibration.get("seconds")
+        # Candidates may be slower than the original (readability) but not hang: a limit derived from the
+        # original's test time keeps an infinite loop from costing the full --timeout.
+        self.candidate_timeout = min(self.settings.test_timeout, max(30.0, 5 * tests.duration + 10))
+        evaluation = Evaluation(
+            tests=tests,
+            behavior=BehaviorReport(
+                calls_compared=max(0, self_check.get("calls_compared", 0) - unstable),
+                mismatches=0,
+                skipped=unstable + sum(capture.get("unreplayable", {}).values()),
+            ),
+            timing=None,
+            metrics=self._metrics(code),
+            hot_spots=_hot_spots(self_check.get("profile", [])),
+            wall_seconds=time.perf_counter() - started,
+        )
+        return BaselineFacts(evaluation, self.calls_recorded, self.loops, self.workload_seconds)
+
+    # ----------------------------------------------------------------- candidates
+
+    def evaluate(self, candidate: Candidate) -> Evaluation:
+        self.counter += 1
+        workspace = self.run_dir / f"cand-{self.counter}"
+        io_dir = self.run_dir / f"io-{self.counter}"
+        started = time.perf_counter()
+        try:
+            copy_project(self.project.root, workspace)
+            write_module(workspace, self.project.target, candidate.code, self.with_bom)
+            io_dir.mkdir()
+            request = self._request("candidate", workspace, io_dir, self.candidate_timeout)
+            raw = self._run(request, workspace, io_dir, (self.original_ws, self.io_dir))
+        finally:
+            if not self.settings.keep_workspaces:
+                shutil.rmtree(workspace, ignore_errors=True)
+                shutil.rmtree(io_dir, ignore_errors=True)
+        return self._evaluation(raw, candidate.code, time.perf_counter() - started)
+
+    def _evaluation(self, raw: dict[str, Any], code: str, seconds: float) -> Evaluation:
+        error = raw.get("runner_error")
+        tests = _tests(raw["tests"]) if "tests" in raw else None
+        behavior = None
+        hot_spots: tuple[HotSpot, ...] = ()
+        replay = raw.get("behavior")
+        if replay is not None:
+            if "error" in replay or "import_error" in replay:
+                error = error or replay.get("error") or f"the module cannot be imported: {replay['import_error']}"
+            behavior = BehaviorReport(
+                calls_compared=replay.get("calls_compared", 0),
+                mismatches=replay.get("mismatches", 0),
+                examples=tuple(Mismatch(**example) for example in replay.get("examples", [])),
+            )
+            hot_spots = _hot_spots(replay.get("profile", []))
+        timing = None
+        measured = raw.get("timing")
+        if measured is not None:
+            if "error" in measured:
+                error = error or measured["error"]
+            else:
+                timing = Timing(
+                    speedup=measured["speedup"],
+                    ci_low=measured["ci"][0],
+                    ci_high=measured["ci"][1],
+                    original_seconds=measured["original_seconds"],
+                    candidate_seconds=measured["candidate_seconds"],
+                    pairs=measured["pairs"],
+                    loops=measured["loops"],
+                    min_speedup=noise_floor(self.settings.min_speedup, self.workload_seconds),
+                    basis=measured.get("basis", "steady"),
+                )
+        return Evaluation(
+            tests=tests,
+            behavior=behavior,
+            timing=timing,
+            metrics=self._metrics(code),
+            hot_spots=hot_spots,
+            error=error,
+            wall_seconds=seconds,
+        )
+
+    @staticmethod
+    def _metrics(code: str) -> dict[str, float]:
+        metrics = code_metrics(code)
+        metrics["readability"] = round(readability_score(code), 2)
+        return metrics
+
+
+def _tests(raw: dict[str, Any]) -> TestReport:
+    return TestReport(
+        collected=raw.get("collected", 0),
+        passed=raw.get("passed", 0),
+        failed=raw.get("failed", 0),
+        skipped=raw.get("skipped", 0),
+        duration=raw.get("duration", 0.0),
+        exit_code=raw.get("exit_code", -1),
+        timed_out=raw.get("timed_out", False),
+        failures=tuple(TestFailure(f["nodeid"], f["message"]) for f in raw.get("failures", [])),
+        output_tail=raw.get("output_tail", ""),
+    )
+
+
+def _hot_spots(raw: list[dict[str, Any]]) -> tuple[HotSpot, ...]:
+    return tuple(HotSpot(s["function"], s["line"], round(s["share"], 4), s["calls"]) for s in raw)

@@ -1,0 +1,144 @@
+"""Execution facts as short Markdown bullets: what the feedback and refine steps are told.
+
+The same text goes to a language model, into the offline provider's feedback, and into traces, so
+every claim in a prompt is something that was measured.
+"""
+
+from __future__ import annotations
+
+from coderefine.records import Baseline, Evaluation, Iteration
+
+_FAILURE_LIMIT = 600
+_MAX_FAILURES = 3
+
+
+def _trim(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 20] + " ... [trimmed]"
+
+
+def _seconds(value: float) -> str:
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value * 1e6:.1f} us"
+
+
+def test_lines(evaluation: Evaluation) -> list[str]:
+    tests = evaluation.tests
+    if tests is None:
+        return []
+    if tests.timed_out:
+        lines = ["- Tests: TIMED OUT."]
+    else:
+        lines = [
+            f"- Tests: {tests.passed} passed, {tests.failed} failed, {tests.skipped} skipped ({tests.duration:.1f} s)."
+        ]
+    for failure in tests.failures[:_MAX_FAILURES]:
+        message = _trim(failure.message, _FAILURE_LIMIT).replace("\n", "\n    ")
+        lines.append(f"  - `{failure.nodeid}`:\n    {message}")
+    if len(tests.failures) > _MAX_FAILURES:
+        lines.append(f"  - ... and {len(tests.failures) - _MAX_FAILURES} more failing tests")
+    return lines
+
+
+def behavior_lines(evaluation: Evaluation) -> list[str]:
+    behavior = evaluation.behavior
+    if behavior is None:
+        return []
+    if not behavior.mismatches:
+        return [f"- Behaviour: {behavior.calls_compared} recorded calls replayed, all identical to the original."]
+    lines = [
+        f"- Behaviour: {behavior.mismatches} of {behavior.calls_compared} recorded calls differ from the original:"
+    ]
+    for m in behavior.examples:
+        lines.append(f"  - `{m.function}` called with {m.args}: {m.kind} differs; expected {m.expected}, got {m.got}")
+    return lines
+
+
+def timing_lines(evaluation: Evaluation) -> list[str]:
+    timing = evaluation.timing
+    if timing is None:
+        return []
+    verdict = "faster" if timing.faster else f"NOT faster (the lower bound must clear +{timing.min_speedup:.0%})"
+    return [
+        f"- Speed: {timing.speedup:.2f}x, 95% interval [{timing.ci_low:.2f}, {timing.ci_high:.2f}]: {verdict}. "
+        f"One pass over the recorded calls: original {_seconds(timing.original_seconds)}, "
+        f"this version {_seconds(timing.candidate_seconds)} ({timing.pairs} interleaved process pairs"
+        + (
+            "; first pass of each process, because later passes were flattered by state kept between calls"
+            if timing.basis == "first"
+            else ""
+        )
+        + ")."
+    ]
+
+
+def hot_spot_lines(evaluation: Evaluation) -> list[str]:
+    if not evaluation.hot_spots:
+        return []
+    spots = ", ".join(
+        f"`{s.function}` (line {s.line}) {s.share:.0%} of the time in {s.calls} calls" for s in evaluation.hot_spots[:4]
+    )
+    return [f"- Hot spots (profile of the recorded calls, own time): {spots}."]
+
+
+def metric_lines(evaluation: Evaluation, reference: Evaluation | None = None) -> list[str]:
+    m = evaluation.metrics
+    if not m:
+        return []
+
+    def figure(key: str, label: str, digits: int = 1) -> str:
+        value = m.get(key)
+        if value is None:
+            return ""
+        text = f"{label} {value:.{digits}f}"
+        if reference is not None and key in reference.metrics and reference.metrics[key] != value:
+            text += f" (was {reference.metrics[key]:.{digits}f})"
+        return text
+
+    parts = [
+        figure("readability", "readability score"),
+        figure("mi", "maintainability index"),
+        figure("cc_max", "max cyclomatic complexity", 0),
+        figure("identifier_quality", "identifier quality", 2),
+        figure("sloc", "source lines", 0),
+    ]
+    return ["- Metrics (radon): " + ", ".join(p for p in parts if p) + "."]
+
+
+def baseline_facts(baseline: Baseline) -> str:
+    evaluation = baseline.evaluation
+    lines = test_lines(evaluation)
+    if baseline.calls_recorded:
+        behavior = evaluation.behavior
+        skipped = f"; {behavior.skipped} could not be replayed" if behavior and behavior.skipped else ""
+        lines.append(
+            f"- {baseline.calls_recorded} calls to the target were recorded while the tests ran{skipped}; every "
+            "candidate is replayed on them and must give identical results."
+        )
+    else:
+        lines.append("- The tests made no recordable calls to the target functions: the tests alone judge behaviour.")
+    if baseline.workload_seconds is not None:
+        lines.append(
+            f"- One pass over the recorded calls takes {_seconds(baseline.workload_seconds)} (the timing workload)."
+        )
+    lines += hot_spot_lines(evaluation)
+    lines += metric_lines(evaluation)
+    return "\n".join(lines)
+
+
+def iteration_facts(iteration: Iteration, baseline: Baseline | None = None) -> str:
+    lines = [f"- Verdict: {'ACCEPTED' if iteration.verdict.accepted else 'REJECTED'}: {iteration.verdict.reason}."]
+    evaluation = iteration.evaluation
+    if iteration.candidate is not None:
+        lines += [f"- Note: {note}." for note in iteration.candidate.notes]
+    if evaluation is None:
+        return "\n".join(lines)
+    lines += test_lines(evaluation)
+    lines += behavior_lines(evaluation)
+    lines += timing_lines(evaluation)
+    lines += hot_spot_lines(evaluation)
+    lines += metric_lines(evaluation, baseline.evaluation if baseline else None)
+    return "\n".join(lines)

@@ -1,0 +1,171 @@
+"""The records that flow one way through a run: Candidate -> Evaluation -> Iteration -> Result.
+
+They are plain typed dataclasses so that every part (loop, providers, reports) agrees on one shape and
+the JSON report is a direct projection of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Role(str, Enum):
+    GENERATE = "generate"
+    FEEDBACK = "feedback"
+    REFINE = "refine"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A complete module proposed as a replacement for the target file."""
+
+    code: str
+    origin: str  # "original", "generate" or "refine"
+    message: str  # the raw model message the code was taken from
+    extracted: str  # the code block as the model wrote it (what the history shows)
+    sha256: str
+    ast_key: str  # hash of the normalised AST: equal keys mean the same program
+    changed: tuple[str, ...] = ()  # names of definitions the candidate replaced or added
+    notes: tuple[str, ...] = ()  # what the merge ignored or could not use, for the feedback step
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    nodeid: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TestReport:
+    collected: int
+    passed: int
+    failed: int  # failures and errors together: anything that is not a pass or a skip
+    skipped: int
+    duration: float
+    exit_code: int
+    timed_out: bool = False
+    failures: tuple[TestFailure, ...] = ()
+    output_tail: str = ""
+
+    @property
+    def all_passed(self) -> bool:
+        return not self.timed_out and self.failed == 0 and self.passed > 0 and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    function: str
+    kind: str  # "return", "exception", "mutation", "stdout" or "error"
+    args: str
+    expected: str
+    got: str
+
+
+@dataclass(frozen=True)
+class BehaviorReport:
+    calls_compared: int
+    mismatches: int
+    examples: tuple[Mismatch, ...] = ()
+    skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
+
+    @property
+    def equivalent(self) -> bool:
+        return self.mismatches == 0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Original and candidate timed on the same workload, interleaved, in the same sandbox."""
+
+    speedup: float  # geometric mean of the paired original/candidate ratios
+    ci_low: float
+    ci_high: float
+    original_seconds: float  # mean workload time of one pass, original
+    candidate_seconds: float
+    pairs: int
+    loops: int
+    min_speedup: float  # the noise floor the lower bound had to clear
+    # "steady" (later passes in a process) or "first" (first pass: state such as a cache flattered later passes)
+    basis: str = "steady"
+
+    @property
+    def faster(self) -> bool:
+        return self.ci_low >= 1.0 + self.min_speedup
+
+
+@dataclass(frozen=True)
+class HotSpot:
+    function: str
+    line: int
+    share: float  # fraction of the profiled workload spent in the function itself
+    calls: int
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Execution facts about one candidate (or the original, for the baseline)."""
+
+    tests: TestReport | None
+    behavior: BehaviorReport | None
+    timing: Timing | None
+    metrics: dict[str, float]
+    hot_spots: tuple[HotSpot, ...] = ()
+    error: str | None = None  # why evaluation could not happen (syntax error, sandbox failure, ...)
+    wall_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: bool
+    reason: str
+    score: float | None
+
+
+@dataclass(frozen=True)
+class Iteration:
+    index: int
+    role: Role
+    candidate: Candidate | None  # None when the message held no usable code
+    evaluation: Evaluation | None  # None when the candidate was not run (duplicate, syntax error)
+    verdict: Verdict
+    message: str = ""  # the model's raw answer
+    feedback: str | None = None
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+
+
+@dataclass(frozen=True)
+class Baseline:
+    evaluation: Evaluation
+    score: float
+    calls_recorded: int
+    loops: int | None  # calibrated timing loops, reused for every candidate
+    workload_seconds: float | None  # one pass over the recorded calls, original
+
+
+@dataclass
+class Result:
+    task: str
+    file: str
+    status: str  # "improved", "unchanged" or "failed"
+    stop_reason: str
+    original_code: str
+    baseline: Baseline | None
+    best: Iteration | None
+    iterations: list[Iteration] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    warnings: list[str] = field(default_factory=list)
+    provider: str = ""
+    sandbox: str = ""
+    written: bool = False

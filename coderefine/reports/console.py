@@ -1,0 +1,151 @@
+"""The rich console view: live progress per iteration, then the trajectory table and the final diff."""
+
+from __future__ import annotations
+
+import difflib
+
+from rich.console import Console
+from rich.status import Status
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from coderefine.records import Baseline, Iteration, Result
+
+
+def _tests_cell(iteration: Iteration) -> str:
+    tests = iteration.evaluation.tests if iteration.evaluation else None
+    if tests is None:
+        return "-"
+    if tests.timed_out:
+        return "timeout"
+    return f"{tests.passed}/{tests.passed + tests.failed}"
+
+
+def _figure(iteration: Iteration) -> str:
+    evaluation = iteration.evaluation
+    if evaluation is not None and evaluation.timing is not None:
+        t = evaluation.timing
+        return f"{t.speedup:.2f}x [{t.ci_low:.2f}, {t.ci_high:.2f}]"
+    if iteration.verdict.score is not None:
+        return f"{iteration.verdict.score:.1f}"
+    return "-"
+
+
+class ConsoleView:
+    """Implements the loop's observer hooks; prints nothing when quiet except the final summary."""
+
+    def __init__(self, console: Console, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self._status: Status | None = None
+
+    # -- live progress
+
+    def _stop_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def step_started(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self._status is None:
+            self._status = self.console.status(text)
+            self._status.start()
+        else:
+            self._status.update(text)
+
+    def baseline_done(self, baseline: Baseline) -> None:
+        self._stop_status()
+        if self.quiet:
+            return
+        tests = baseline.evaluation.tests
+        assert tests is not None
+        line = f"[bold]baseline[/]: {tests.passed} tests passed in {tests.duration:.1f}s"
+        if baseline.calls_recorded:
+            line += f", {baseline.calls_recorded} calls recorded"
+        if baseline.workload_seconds is not None:
+            line += f", workload {baseline.workload_seconds * 1e3:.1f} ms per pass"
+        line += f", score {baseline.score:.1f}" if baseline.score != 1.0 else ""
+        self.console.print(line)
+
+    def iteration_done(self, iteration: Iteration, best: Iteration | None) -> None:
+        self._stop_status()
+        if self.quiet:
+            return
+        mark = "[green]accepted[/]" if iteration.verdict.accepted else "[red]rejected[/]"
+        text = Text.from_markup(f"[bold]attempt {iteration.index}[/] ({iteration.role.value}): {mark}: ")
+        text.append(iteration.verdict.reason)
+        self.console.print(text)
+
+    def close(self) -> None:
+        self._stop_status()
+
+
+def trajectory_table(result: Result) -> Table:
+    table = Table(title="trajectory", title_justify="left", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("role")
+    table.add_column("verdict")
+    table.add_column("tests", justify="right")
+    table.add_column("speedup" if result.task == "optimize" else "score", justify="right")
+    table.add_column("reason", overflow="fold", ratio=1, min_width=30)
+    for it in result.iterations:
+        verdict = "[green]accepted[/]" if it.verdict.accepted else "[red]rejected[/]"
+        best = " *" if result.best is not None and result.best.index == it.index else ""
+        table.add_row(
+            str(it.index),
+            it.role.value,
+            verdict + best,
+            _tests_cell(it),
+            _figure(it),
+            Text(it.verdict.reason),
+        )
+    return table
+
+
+def unified_diff(original: str, code: str, name: str) -> str:
+    before, after = (name, name) if name.startswith("/") else (f"a/{name}", f"b/{name}")
+    return "".join(
+        difflib.unified_diff(
+            original.splitlines(keepends=True), code.splitlines(keepends=True), fromfile=before, tofile=after
+        )
+    )
+
+
+def render_result(console: Console, result: Result, show_diff: bool = True) -> None:
+    for warning in result.warnings:
+        console.print(f"[yellow]warning[/]: {warning}", highlight=False)
+    if result.iterations:
+        console.print(trajectory_table(result))
+    best = result.best
+    if best is not None and best.candidate is not None and show_diff:
+        diff = unified_diff(result.original_code, best.candidate.code, result.file)
+        console.print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+    console.print(summary_line(result), highlight=False)
+
+
+def summary_line(result: Result) -> str:
+    usage = result.usage
+    calls = f"{usage.calls} model call{'s' if usage.calls != 1 else ''}"
+    if usage.prompt_tokens or usage.completion_tokens:
+        calls += f", {usage.prompt_tokens + usage.completion_tokens} tokens"
+    best = result.best
+    if best is None or best.evaluation is None:
+        return (
+            f"status: {result.status} - no verified improvement ({result.stop_reason}; {calls}); "
+            f"{result.file} left as it was"
+        )
+    evidence = []
+    tests = best.evaluation.tests
+    if tests is not None:
+        evidence.append(f"{tests.passed} tests passed")
+    behavior = best.evaluation.behavior
+    if behavior is not None and behavior.calls_compared:
+        evidence.append(f"{behavior.calls_compared} recorded calls identical")
+    action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
+    return (
+        f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "
+        f"({result.stop_reason}; {calls}); {action}"
+    )

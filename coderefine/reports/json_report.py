@@ -1,0 +1,133 @@
+"""The JSON report: the machine contract (see README, "JSON report").
+
+Required keys are exactly those of the contract; extra keys (evidence such as intervals, calls compared,
+hot spots, warnings) are additions a consumer may ignore.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from coderefine import __version__
+from coderefine.records import Evaluation, Iteration, Result
+
+SCHEMA_VERSION = 1
+
+
+def _tests(evaluation: Evaluation | None) -> dict[str, int] | None:
+    if evaluation is None or evaluation.tests is None:
+        return None
+    return {"passed": evaluation.tests.passed, "failed": evaluation.tests.failed}
+
+
+def _behavior(evaluation: Evaluation | None) -> dict[str, Any] | None:
+    if evaluation is None or evaluation.behavior is None:
+        return None
+    behavior = evaluation.behavior
+    return {
+        "calls_compared": behavior.calls_compared,
+        "mismatches": behavior.mismatches,
+        "skipped": behavior.skipped,
+        "examples": [vars(m) for m in behavior.examples],
+    }
+
+
+def _speedup(evaluation: Evaluation | None) -> tuple[float | None, list[float] | None]:
+    if evaluation is None or evaluation.timing is None:
+        return None, None
+    timing = evaluation.timing
+    return round(timing.speedup, 4), [round(timing.ci_low, 4), round(timing.ci_high, 4)]
+
+
+def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
+    if evaluation is None or evaluation.timing is None:
+        return None
+    t = evaluation.timing
+    return {
+        "original_seconds": t.original_seconds,
+        "candidate_seconds": t.candidate_seconds,
+        "pairs": t.pairs,
+        "loops": t.loops,
+        "min_speedup": t.min_speedup,
+        "faster": t.faster,
+        "basis": t.basis,
+    }
+
+
+def _iteration(iteration: Iteration) -> dict[str, Any]:
+    speedup, interval = _speedup(iteration.evaluation)
+    candidate = iteration.candidate
+    return {
+        "index": iteration.index,
+        "role": iteration.role.value,
+        "code_sha256": candidate.sha256 if candidate else None,
+        "verdict": "accepted" if iteration.verdict.accepted else "rejected",
+        "reason": iteration.verdict.reason,
+        "tests": _tests(iteration.evaluation),
+        "speedup": speedup,
+        "speedup_ci": interval,
+        "score": iteration.verdict.score,
+        "feedback": iteration.feedback,
+        "behavior": _behavior(iteration.evaluation),
+        "timing": _timing(iteration.evaluation),
+        "changed": list(candidate.changed) if candidate else [],
+        "notes": list(candidate.notes) if candidate else [],
+        "evaluated": iteration.evaluation is not None,
+        "seconds": round(iteration.evaluation.wall_seconds, 3) if iteration.evaluation else 0.0,
+    }
+
+
+def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    baseline = None
+    if result.baseline is not None:
+        evaluation = result.baseline.evaluation
+        baseline = {
+            "tests": _tests(evaluation),
+            "metrics": evaluation.metrics,
+            "score": result.baseline.score,
+            "calls_recorded": result.baseline.calls_recorded,
+            "workload_seconds": result.baseline.workload_seconds,
+            "hot_spots": [vars(s) for s in evaluation.hot_spots],
+        }
+    best = None
+    if result.best is not None and result.best.candidate is not None:
+        evaluation = result.best.evaluation
+        speedup, interval = _speedup(evaluation)
+        best = {
+            "iteration": result.best.index,
+            "code": result.best.candidate.code,
+            "code_sha256": result.best.candidate.sha256,
+            "score": result.best.verdict.score,
+            "speedup": speedup,
+            "speedup_ci": interval,
+            "tests": _tests(evaluation),
+            "behavior": _behavior(evaluation),
+            "metrics": evaluation.metrics if evaluation else {},
+            "reason": result.best.verdict.reason,
+        }
+    return {
+        "schema": SCHEMA_VERSION,
+        "coderefine": __version__,
+        "task": result.task,
+        "file": result.file,
+        "status": result.status,
+        "stop_reason": result.stop_reason,
+        "baseline": baseline,
+        "best": best,
+        "iterations": [_iteration(it) for it in result.iterations],
+        "llm": {
+            "calls": result.usage.calls,
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+        },
+        "provider": result.provider,
+        "sandbox": result.sandbox,
+        "warnings": result.warnings,
+        "written": result.written,
+        "error": error,
+    }
+
+
+def render_json(result: Result, error: dict[str, Any] | None = None) -> str:
+    return json.dumps(report_dict(result, error), indent=2, allow_nan=False, default=str) + "\n"

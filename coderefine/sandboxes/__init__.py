@@ -1,0 +1,1 @@
+"""Sandbox backends that run the in-sandbox runner."""

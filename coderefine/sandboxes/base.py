@@ -1,0 +1,63 @@
+"""The sandbox extension point: one small Protocol, and the job and outcome records it exchanges."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class SandboxJob:
+    argv: tuple[str, ...]
+    cwd: Path
+    writable: tuple[Path, ...]  # the only places the job may write
+    readonly: tuple[Path, ...] = ()  # extra places it must be able to read (e.g. the original's copy)
+    env: dict[str, str] = field(default_factory=dict)  # the whole environment: nothing else is passed in
+    timeout: float = 300.0  # wall clock for the whole job
+    memory_mb: int = 2048  # address-space limit per process
+
+
+@dataclass(frozen=True)
+class SandboxOutcome:
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    seconds: float
+
+
+class Sandbox(Protocol):
+    name: str
+    warning: str | None  # shown to the user when isolation is weaker than it should be
+
+    def run(self, job: SandboxJob) -> SandboxOutcome: ...
+
+
+# Environment variables passed into the sandbox by default. Everything else (API keys, tokens, cloud
+# credentials) stays out; users add what their tests need with --pass-env.
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+
+
+def looks_secret(name: str) -> bool:
+    return bool(_SECRET.search(name))
+
+
+def sandbox_env(home: Path, extra: dict[str, str], pass_env: tuple[str, ...] = ()) -> dict[str, str]:
+    env = {name: os.environ[name] for name in ENV_ALLOW if name in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update({name: os.environ[name] for name in pass_env if name in os.environ})
+    env.update(
+        {
+            "HOME": str(home),
+            "TMPDIR": str(home),
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONNOUSERSITE": "1",
+            "NO_COLOR": "1",
+        }
+    )
+    env.update(extra)
+    return env

@@ -1,0 +1,112 @@
+"""Reading the user's target file and naming the functions in it.
+
+Everything here validates input before any work starts, so that bad input ends in one clear line and
+a distinct exit code (see errors.py) rather than a traceback halfway through a run.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.errors import (
+    InputFileNotFound,
+    InputIsDirectory,
+    InputNotUtf8,
+    InputSyntaxError,
+    UnknownFunction,
+)
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path  # absolute
+    text: str  # decoded, newlines as in the file
+    raw_sha256: str  # of the bytes on disk, to detect edits made while coderefine ran
+    has_bom: bool
+
+
+def read_source(path: Path) -> SourceFile:
+    path = path.expanduser()
+    if not path.exists():
+        raise InputFileNotFound(f"{path}: no such file")
+    if path.is_dir():
+        raise InputIsDirectory(f"{path}: is a directory; give a Python file (e.g. {path}/module.py)")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputFileNotFound(f"{path}: cannot read ({exc.strerror})") from None
+    has_bom = raw.startswith(_BOM)
+    try:
+        # Decode without newline translation so that a file with CRLF endings is written back as CRLF.
+        text = raw[len(_BOM) if has_bom else 0 :].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputNotUtf8(f"{path}: not UTF-8 (invalid byte at offset {exc.start}); convert it first") from None
+    try:
+        ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise InputSyntaxError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise InputSyntaxError(f"{path}: cannot be parsed: {exc}") from None
+    return SourceFile(path=path.resolve(), text=text, raw_sha256=hashlib.sha256(raw).hexdigest(), has_bom=has_bom)
+
+
+def function_names(code: str) -> list[str]:
+    """Top-level functions and methods of top-level classes, as `name` and `Class.method`."""
+    names: list[str] = []
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names.extend(
+                f"{node.name}.{item.name}"
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            )
+    return names
+
+
+def is_script(code: str) -> bool:
+    """True when the module does its work at top level (a script) rather than defining things.
+
+    Such a module cannot be merged definition by definition: a candidate replaces it whole.
+    """
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.Pass)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # docstring
+        if _is_main_guard(node):
+            continue
+        return True
+    return False
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+    )
+
+
+def resolve_targets(code: str, function: str | None, path: Path) -> tuple[str, ...]:
+    """The functions the run works on: the one asked for, else every function in the module."""
+    names = function_names(code)
+    if function is None:
+        return tuple(names)
+    if function in names:
+        return (function,)
+    hint = f"; functions here: {', '.join(names[:8])}" if names else "; the file defines no functions"
+    if "." not in function:
+        methods = [n for n in names if n.endswith(f".{function}")]
+        if methods:
+            hint = f"; did you mean {' or '.join(methods[:3])}?"
+    raise UnknownFunction(f"{path}: no function named '{function}'{hint}")

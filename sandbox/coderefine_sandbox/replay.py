@@ -1,0 +1,191 @@
+"""Replay recorded calls on a module version and compare every outcome with the recording.
+
+    python -m coderefine_sandbox.replay --workspace W --module M --import-root R --calls calls.pkl
+        --out result.json [--exclude unstable.json] [--profile] [--rel-tol X] [--abs-tol Y]
+
+Compared per call: return value (deep equality, float tolerance, NaN-aware), exception type and message,
+the arguments after the call (in-place mutation), and what was printed. The original replayed against
+its own recording finds the calls that are not deterministic; those are excluded for candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import io
+import json
+import pickle
+import pstats
+import time
+from typing import Any
+
+from coderefine_sandbox.compare import deep_equal, describe
+from coderefine_sandbox.workload import (
+    add_import_paths,
+    import_module,
+    load_calls,
+    qualnames_by_line,
+    resolve,
+)
+
+MAX_EXAMPLES = 5
+
+
+def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | None) -> tuple[str, Any, Any, str, tuple]:
+    args, kwargs = pickle.loads(record["args"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        # Profile the call alone, so hot-spot shares are shares of the target's own work.
+        if profiler is not None:
+            profiler.enable()
+        try:
+            value = func(*args, **kwargs)
+            kind, exc = "return", None
+        except Exception as error:
+            kind, value, exc = "exception", None, error
+        finally:
+            if profiler is not None:
+                profiler.disable()
+    return kind, value, exc, out.getvalue(), (args, kwargs)
+
+
+def compare_call(
+    func: Any,
+    record: dict[str, Any],
+    rel_tol: float,
+    abs_tol: float,
+    profiler: cProfile.Profile | None = None,
+) -> dict[str, str] | None:
+    """None when the call behaves as recorded; else a description of the first difference."""
+    args_text = describe(pickle.loads(record["args"]), 160)
+    kind, value, exc, printed, after = _outcome(func, record, profiler)
+    if kind != record["outcome"]:
+        if kind == "exception":
+            assert exc is not None
+            got = f"raised {type(exc).__name__}: {describe(str(exc), 120)}"
+            expected = f"returned {describe(pickle.loads(record['value']))}"
+        else:
+            got = f"returned {describe(value)}"
+            expected = f"raised {record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}"
+        return {"kind": "exception", "args": args_text, "expected": expected, "got": got}
+    if kind == "return":
+        expected_value = pickle.loads(record["value"])
+        if not deep_equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
+            return {
+                "kind": "return",
+                "args": args_text,
+                "expected": describe(expected_value),
+                "got": describe(value),
+            }
+    else:
+        assert exc is not None
+        got_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        if got_type != record["exc_type"] or str(exc) != record["exc_message"]:
+            return {
+                "kind": "exception",
+                "args": args_text,
+                "expected": f"{record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}",
+                "got": f"{type(exc).__name__}: {describe(str(exc), 120)}",
+            }
+    expected_after = pickle.loads(record["args_after"] or record["args"])
+    if not deep_equal(expected_after, after, rel_tol=rel_tol, abs_tol=abs_tol):
+        return {
+            "kind": "mutation",
+            "args": args_text,
+            "expected": describe(expected_after),
+            "got": describe(after),
+        }
+    if printed != record["stdout"]:
+        return {
+            "kind": "stdout",
+            "args": args_text,
+            "expected": describe(record["stdout"]),
+            "got": describe(printed),
+        }
+    return None
+
+
+def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> list[dict[str, Any]]:
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(entry[2] for entry in stats.values()) or 1e-12
+    names = qualnames_by_line(module_file)
+    spots = []
+    for (filename, line, function), (_, calls, own_time, _, _) in stats.items():
+        if filename == module_file:
+            spots.append(
+                {
+                    "function": names.get(line, function),
+                    "line": line,
+                    "share": own_time / total,
+                    "calls": calls,
+                }
+            )
+    spots.sort(key=lambda s: -s["share"])
+    return spots[:limit]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--module", required=True)
+    parser.add_argument("--import-root", default="")
+    parser.add_argument("--calls", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--exclude")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--rel-tol", type=float, default=1e-9)
+    parser.add_argument("--abs-tol", type=float, default=0.0)
+    args = parser.parse_args(argv)
+
+    add_import_paths(args.workspace, args.import_root)
+    calls = load_calls(args.calls, args.exclude)
+    result: dict[str, Any] = {"calls_compared": 0, "mismatches": 0, "mismatch_indices": [], "examples": []}
+    try:
+        module = import_module(args.module)
+    except Exception as exc:
+        result.update(import_error=f"{type(exc).__name__}: {exc}", mismatches=len(calls))
+        _write(args.out, result)
+        return 0
+    profiler = cProfile.Profile() if args.profile else None
+    started = time.perf_counter()
+    for call in calls:
+        try:
+            func = resolve(module, call.target)
+        except Exception as exc:
+            difference: dict[str, str] | None = {
+                "kind": "error",
+                "args": "",
+                "expected": f"a function {call.target}",
+                "got": f"{type(exc).__name__}: {exc}",
+            }
+        else:
+            try:
+                difference = compare_call(func, call.record, args.rel_tol, args.abs_tol, profiler)
+            except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
+                difference = {
+                    "kind": "error",
+                    "args": "",
+                    "expected": "a comparable outcome",
+                    "got": f"{type(exc).__name__}: {exc}",
+                }
+        result["calls_compared"] += 1
+        if difference is not None:
+            result["mismatches"] += 1
+            result["mismatch_indices"].append(call.index)
+            if len(result["examples"]) < MAX_EXAMPLES:
+                result["examples"].append({"function": call.target, **difference})
+    result["seconds"] = time.perf_counter() - started
+    if profiler is not None and getattr(module, "__file__", None):
+        result["profile"] = hot_spots(profiler, module.__file__)
+    _write(args.out, result)
+    return 0
+
+
+def _write(path: str, payload: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,403 @@
+"""The one program coderefine runs inside the sandbox for an evaluation.
+
+    python -m coderefine_sandbox.runner REQUEST.json   ->   one JSON document on stdout
+
+It never imports the user's code itself: tests, replays and timing workers each run in a subprocess
+of their own, in a new session, killed as a group when their time limit passes. So an infinite loop or
+a crash in candidate code becomes a fact in the result, never a hung or broken runner.
+
+Modes:
+- baseline: run the original's tests while recording the calls to the targets; replay the original on
+  its own recording to find non-deterministic calls (excluded later); profile; calibrate timing loops.
+- candidate: run the candidate's tests; replay the recording on the candidate; if it behaves the same,
+  time original and candidate on the recorded calls, interleaved, in separate processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from coderefine_sandbox.stats import paired_speedup
+
+SANDBOX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class StepTimeout(Exception):
+    pass
+
+
+def run_step(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run argv in its own session; on timeout kill the whole group (children included).
+
+    Output goes to a temporary file, not a pipe: a background process the step leaves behind would
+    keep a pipe open and make us wait for it; with a file we wait for the step itself.
+    """
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            raise StepTimeout(f"timed out after {timeout:g}s") from None
+        finally:
+            _kill_group(proc)  # stray children left in the group (background processes)
+        output.seek(0)
+        return subprocess.CompletedProcess(argv, proc.returncode, output.read(), "")
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def base_env(request: dict[str, Any], workspace: str) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [SANDBOX_DIR, os.path.normpath(os.path.join(workspace, request["import_root"]))]
+    # The workspace copy must shadow any installed (e.g. editable) copy of the user's package.
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONHASHSEED"] = str(request.get("hash_seed", 0))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["CODEREFINE_MODULE"] = request["module_name"]
+    return env
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def run_tests(request: dict[str, Any], workspace: str, capture: bool) -> dict[str, Any]:
+    io_dir = request["io_dir"]
+    results_path = os.path.join(io_dir, "pytest-results.json")
+    progress_path = os.path.join(io_dir, "pytest-progress.txt")
+    for path in (results_path, progress_path):
+        if os.path.exists(path):
+            os.remove(path)
+    env = base_env(request, workspace)
+    env["CODEREFINE_RESULTS"] = results_path
+    env["CODEREFINE_PROGRESS"] = progress_path
+    if capture:
+        env["CODEREFINE_CAPTURE"] = json.dumps(
+            {
+                "module": request["module_name"],
+                "targets": request["targets"],
+                "max_calls": request["capture"]["max_calls_per_target"],
+                "max_bytes": request["capture"]["max_bytes"],
+            }
+        )
+        env["CODEREFINE_CALLS_OUT"] = os.path.join(io_dir, "calls.pkl")
+    argv = [
+        request["python"],
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "coderefine_sandbox.pytest_plugin",
+        "--rootdir",
+        workspace,
+        *request["tests"],
+    ]
+    started = time.perf_counter()
+    try:
+        proc = run_step(argv, cwd=workspace, env=env, timeout=request["test_timeout"])
+        timed_out, output, returncode = False, proc.stdout, proc.returncode
+    except StepTimeout:
+        timed_out, output, returncode = True, "", -1
+    duration = time.perf_counter() - started
+    report: dict[str, Any] = {
+        "timed_out": timed_out,
+        "duration": duration,
+        "exit_code": returncode,
+        "output_tail": output[-3000:],
+        "collected": 0,
+        "passed": 0,
+        "failed": 0,
+        "skipped": 0,
+        "failures": [],
+    }
+    if timed_out:
+        running = _read(progress_path)
+        where = f" while running {running}" if running else ""
+        report["failures"] = [
+            {
+                "nodeid": running or "<session>",
+                "message": f"timed out after {request['test_timeout']:g}s{where}",
+            }
+        ]
+        report["failed"] = 1
+        return report
+    if not os.path.exists(results_path):
+        report["failed"] = 1
+        report["failures"] = [{"nodeid": "<session>", "message": "pytest ended without a result:\n" + output[-1500:]}]
+        return report
+    with open(results_path, encoding="utf-8") as fh:
+        results = json.load(fh)
+    outcomes = results["outcomes"]
+    report["collected"] = results["collected"]
+    report["exit_code"] = results["exit_code"]
+    report["module_file"] = results.get("module_file")
+    report["passed"] = sum(1 for o in outcomes.values() if o == "passed")
+    report["skipped"] = sum(1 for o in outcomes.values() if o == "skipped")
+    report["failed"] = sum(1 for o in outcomes.values() if o == "failed")
+    report["failures"] = [
+        {"nodeid": nodeid, "message": results["messages"].get(nodeid, "")}
+        for nodeid, outcome in outcomes.items()
+        if outcome == "failed"
+    ]
+    return report
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+# ----------------------------------------------------------------------------- replay and timing
+
+
+def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, Any]:
+    io_dir = request["io_dir"]
+    out = os.path.join(io_dir, "replay.json")
+    if os.path.exists(out):
+        os.remove(out)
+    argv = [
+        request["python"],
+        "-m",
+        "coderefine_sandbox.replay",
+        "--workspace",
+        workspace,
+        "--module",
+        request["module_name"],
+        "--import-root",
+        request["import_root"],
+        "--calls",
+        request["calls_path"],
+        "--out",
+        out,
+        "--exclude",
+        request["unstable_path"],
+        "--rel-tol",
+        str(request["behavior"]["rel_tol"]),
+        "--abs-tol",
+        str(request["behavior"]["abs_tol"]),
+    ]
+    if profile:
+        argv.append("--profile")
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request["step_timeout"])
+    except StepTimeout:
+        return {"error": f"replaying the recorded calls timed out after {request['step_timeout']:g}s"}
+    if not os.path.exists(out):
+        return {"error": "replaying the recorded calls crashed:\n" + proc.stdout[-1500:]}
+    with open(out, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _timing_argv(request: dict[str, Any], workspace: str, out: str, extra: list[str]) -> list[str]:
+    timing = request["timing"]
+    return [
+        request["python"],
+        "-m",
+        "coderefine_sandbox.timing_worker",
+        "--worker",
+        "--quiet",
+        "--values",
+        str(timing["values"]),
+        "--warmups",
+        str(timing["warmups"]),
+        "--min-time",
+        str(timing["min_time"]),
+        "-o",
+        out,
+        *extra,
+        "--workspace",
+        workspace,
+        "--module",
+        request["module_name"],
+        "--import-root",
+        request["import_root"],
+        "--calls",
+        request["calls_path"],
+        "--exclude",
+        request["unstable_path"],
+    ]
+
+
+def _timing_run(request: dict[str, Any], workspace: str, extra: list[str], tag: str, seed: int) -> dict[str, float]:
+    """One fresh worker process: its steady-state figure (mean of the values), its first pass (the warmup,
+    before any state such as a cache could build up) and its loop count. Seconds per workload pass."""
+    import pyperf  # only the runner process needs it, and only when timing
+
+    out = os.path.join(request["io_dir"], f"timing-{tag}.json")
+    if os.path.exists(out):
+        os.remove(out)
+    env = base_env(request, workspace)
+    env["PYTHONHASHSEED"] = str(seed)
+    proc = run_step(
+        _timing_argv(request, workspace, out, extra), cwd=workspace, env=env, timeout=request["step_timeout"]
+    )
+    if not os.path.exists(out):
+        raise RuntimeError(f"timing worker failed:\n{proc.stdout[-1500:]}")
+    run = pyperf.Benchmark.load(out).get_runs()[-1]
+    warmups = [value for _, value in run.warmups]
+    values = list(run.values) or warmups[-1:]
+    return {
+        "steady": sum(values) / len(values),
+        "first": warmups[0] if warmups else values[0],
+        "loops": float(run.get_metadata().get("loops", 1)),
+    }
+
+
+def calibrate(request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        loops = int(_timing_run(request, request["workspace"], ["--calibrate-loops"], "calibrate", 0)["loops"])
+        # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
+        seconds = _timing_run(request, request["workspace"], ["--loops", str(loops)], "baseline", 1)["steady"]
+    except (StepTimeout, RuntimeError) as exc:
+        return {"error": f"timing the original failed: {exc}"}
+    return {"loops": loops, "seconds": seconds}
+
+
+# How much more a candidate may gain from repeated passes than the original before the first pass is used.
+WARM_GAIN_LIMIT = 1.25
+
+
+def _warm_gain(runs: list[dict[str, float]]) -> float:
+    """Median of first-pass time over steady-state time: how much repetition speeds a process up."""
+    ratios = sorted(r["first"] / r["steady"] for r in runs if r["steady"] > 0)
+    return ratios[len(ratios) // 2] if ratios else 1.0
+
+
+def measure(request: dict[str, Any]) -> dict[str, Any]:
+    """Interleave original (A) and candidate (B) worker processes: AB, BA, AB, ... one pair per hash seed.
+
+    Two estimates come out: steady state (the later passes in a process) and first pass. They agree
+    unless the candidate keeps state between calls, typically a cache: replaying the same recorded calls
+    pass after pass then flatters it in a way no real caller would see. When the candidate gains much
+    more from repetition than the original does, the (noisier) first-pass estimate is reported instead.
+    """
+    timing = request["timing"]
+    loops = ["--loops", str(timing["loops"])]
+    runs: dict[str, list[dict[str, float]]] = {"original": [], "candidate": []}
+    try:
+        for k in range(timing["pairs"]):
+            order = [("original", request["original_workspace"]), ("candidate", request["workspace"])]
+            if k % 2:
+                order.reverse()
+            for tag, workspace in order:
+                runs[tag].append(_timing_run(request, workspace, loops, f"{tag}-{k}", k + 1))
+    except (StepTimeout, RuntimeError) as exc:
+        return {"error": f"timing failed: {exc}"}
+    estimates = {}
+    for basis in ("steady", "first"):
+        original = [r[basis] for r in runs["original"]]
+        candidate = [r[basis] for r in runs["candidate"]]
+        speedup, low, high = paired_speedup(original, candidate)
+        estimates[basis] = {
+            "speedup": speedup,
+            "ci": [low, high],
+            "original_seconds": sum(original) / len(original),
+            "candidate_seconds": sum(candidate) / len(candidate),
+        }
+    basis = "first" if _warm_gain(runs["candidate"]) > WARM_GAIN_LIMIT * _warm_gain(runs["original"]) else "steady"
+    return {
+        **estimates[basis],
+        "basis": basis,
+        "estimates": estimates,
+        "pairs": len(runs["original"]),
+        "loops": timing["loops"],
+    }
+
+
+# ----------------------------------------------------------------------------- modes
+
+
+def baseline(request: dict[str, Any]) -> dict[str, Any]:
+    workspace = request["workspace"]
+    result: dict[str, Any] = {"tests": run_tests(request, workspace, capture=True)}
+    tests = result["tests"]
+    if tests["timed_out"] or tests["failed"] or not tests["passed"]:
+        return result
+    if not os.path.exists(request["calls_path"]):
+        result["capture_error"] = "the test run did not save the recorded calls"
+        return result
+    import pickle
+
+    with open(request["calls_path"], "rb") as fh:
+        payload = pickle.load(fh)
+    result["capture"] = {
+        "recorded": len(payload["records"]),
+        "counts": payload["counts"],
+        "unreplayable": payload["unreplayable"],
+        "truncated": payload["truncated"],
+        "patched": payload["patched"],
+        "module_file": payload["module_file"],
+    }
+    if not payload["records"]:
+        return result
+    # The original against its own recording: whatever differs is not deterministic, so it cannot be
+    # used to judge a candidate.
+    self_check = replay(request, workspace, profile=True)
+    result["self_check"] = self_check
+    if "error" in self_check or "import_error" in self_check:
+        return result
+    unstable = self_check.get("mismatch_indices", [])
+    with open(request["unstable_path"], "w", encoding="utf-8") as fh:
+        json.dump(unstable, fh)
+    if request.get("timing") and len(unstable) < len(payload["records"]):
+        result["calibration"] = calibrate(request)
+    return result
+
+
+def candidate(request: dict[str, Any]) -> dict[str, Any]:
+    workspace = request["workspace"]
+    result: dict[str, Any] = {"tests": run_tests(request, workspace, capture=False)}
+    tests = result["tests"]
+    if tests["timed_out"] or tests["failed"] or not tests["passed"]:
+        return result
+    if not request.get("replay"):
+        return result  # nothing was recorded: importing a script here would run it with no input
+    behavior = replay(request, workspace, profile=True)
+    result["behavior"] = behavior
+    if behavior.get("error") or behavior.get("import_error") or behavior.get("mismatches"):
+        return result
+    if request.get("timing") and behavior.get("calls_compared"):
+        result["timing"] = measure(request)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[1], encoding="utf-8") as fh:
+        request = json.load(fh)
+    handler = baseline if request["mode"] == "baseline" else candidate
+    try:
+        result = handler(request)
+    except Exception as exc:  # report, never die silently: the host turns this into a rejected candidate
+        result = {"runner_error": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(result))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

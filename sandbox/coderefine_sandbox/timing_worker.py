@@ -1,0 +1,70 @@
+"""A pyperf worker that times the recorded workload on one module version.
+
+    python -m coderefine_sandbox.timing_worker --worker (--calibrate-loops | --loops N) --values V
+        --warmups W -o out.json --workspace DIR --module NAME --import-root REL --calls calls.pkl
+        [--exclude unstable.json]
+
+pyperf does the calibration of loops, the warmups, the values and the metadata; the runner (runner.py)
+spawns these workers itself so that original and candidate processes can be interleaved, which pyperf's
+own manager does not do.
+
+One loop = every recorded call once. The arguments of each call are unpickled fresh before it (the call
+may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import pickle
+import sys
+import time
+from typing import Any
+
+import pyperf
+
+from coderefine_sandbox.workload import add_import_paths, import_module, load_calls, resolve
+
+
+def build_workload(args: Any) -> list[tuple[Any, bytes]]:
+    add_import_paths(args.workspace, args.import_root)
+    module = import_module(args.module)
+    return [(resolve(module, call.target), call.record["args"]) for call in load_calls(args.calls, args.exclude)]
+
+
+def time_workload(loops: int, workload: list[tuple[Any, bytes]]) -> float:
+    perf_counter = time.perf_counter
+    loads = pickle.loads
+    total = 0.0
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):
+        for _ in range(loops):
+            for func, blob in workload:
+                args, kwargs = loads(blob)
+                started = perf_counter()
+                # A bare try/except costs less than contextlib.suppress in this timed loop.
+                try:  # noqa: SIM105
+                    func(*args, **kwargs)
+                except Exception:
+                    pass  # recorded calls that raise are part of the workload
+                total += perf_counter() - started
+            sink.seek(0)
+            sink.truncate()
+    return total
+
+
+def main() -> None:
+    runner = pyperf.Runner(add_cmdline_args=None)
+    parser = runner.argparser
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--module", required=True)
+    parser.add_argument("--import-root", default="")
+    parser.add_argument("--calls", required=True)
+    parser.add_argument("--exclude")
+    args = runner.parse_args()
+    workload = build_workload(args)
+    runner.bench_time_func("workload", time_workload, workload)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Load recorded calls and resolve the functions to call them on, in a fresh interpreter.
+
+Shared by replay.py (behaviour) and timing_worker.py (speed) so that both run exactly the same calls on
+exactly the same module.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import os
+import pickle
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Call:
+    index: int
+    target: str
+    record: dict[str, Any]
+
+
+def add_import_paths(workspace: str, import_root: str) -> None:
+    os.chdir(workspace)
+    for path in (workspace, os.path.join(workspace, import_root)):
+        path = os.path.normpath(path)
+        if path in sys.path:
+            sys.path.remove(path)
+        sys.path.insert(0, path)
+
+
+def load_calls(calls_path: str, exclude_path: str | None) -> list[Call]:
+    with open(calls_path, "rb") as fh:
+        payload = pickle.load(fh)
+    excluded: set[int] = set()
+    if exclude_path and os.path.exists(exclude_path):
+        with open(exclude_path, encoding="utf-8") as fh:
+            excluded = set(json.load(fh))
+    return [
+        Call(index=i, target=record["target"], record=record)
+        for i, record in enumerate(payload["records"])
+        if i not in excluded
+    ]
+
+
+def import_module(name: str) -> types.ModuleType:
+    return importlib.import_module(name)
+
+
+def resolve(module: types.ModuleType, target: str) -> Any:
+    """The raw function for `f` or `Cls.meth` (unwrapping static/class methods, as capture recorded them)."""
+    owner_name, _, attr = target.rpartition(".")
+    owner: Any = module
+    if owner_name:
+        owner = getattr(module, owner_name)
+        raw = inspect.getattr_static(owner, attr)
+        if isinstance(raw, (staticmethod, classmethod)):
+            return raw.__func__
+        return raw
+    return getattr(owner, attr)
+
+
+def qualnames_by_line(path: str) -> dict[int, str]:
+    """Map each def's first line to its qualified name, to name hot spots the way users know them."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    names: dict[int, str] = {}
+
+    def visit(nodes: list[ast.stmt], prefix: str) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                qualified = f"{prefix}{node.name}"
+                line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                names[node.lineno] = qualified
+                names[line] = qualified
+                visit(node.body, f"{qualified}.")
+
+    visit(tree.body, "")
+    return names

@@ -1,0 +1,97 @@
+"""Shared fixtures: real CLI subprocesses, small real projects, and the shared benchmark suites."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = Path(os.environ.get("CODEREFINE_BENCH", REPO.parent / "shared" / "bench"))
+IN_CI = os.environ.get("CI") == "true"
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip when a prerequisite is missing on a developer machine; fail in CI, where it must exist."""
+    if not condition:
+        if IN_CI:
+            pytest.fail(f"required in CI: {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture
+def bench_task() -> Callable[[str, str], Path]:
+    def locate(suite: str, name: str) -> Path:
+        folder = BENCH / suite / name
+        require(folder.is_dir(), f"benchmark task {folder} not found (set CODEREFINE_BENCH)")
+        return folder
+
+    return locate
+
+
+@pytest.fixture
+def copy_task(tmp_path: Path, bench_task: Callable[[str, str], Path]) -> Callable[[str, str], Path]:
+    """A private copy of a benchmark task: tests that write must never touch ../shared."""
+
+    def make(suite: str, name: str) -> Path:
+        destination = tmp_path / name
+        shutil.copytree(bench_task(suite, name), destination)
+        for path in destination.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        destination.chmod(0o755)
+        return destination
+
+    return make
+
+
+@pytest.fixture
+def make_project(tmp_path: Path) -> Callable[..., Path]:
+    """Write a small project (files given as {relative path: source}) with a pytest.ini root marker."""
+
+    def make(files: dict[str, str], name: str = "project") -> Path:
+        root = tmp_path / name
+        root.mkdir()
+        (root / "pytest.ini").write_text("[pytest]\n")
+        for relative, text in files.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return root
+
+    return make
+
+
+def run_cli(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """The real command line, in a subprocess, as a user runs it."""
+    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "coderefine", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_cli
+
+
+def write_script(path: Path, generate: list[str], feedback: list[str] = (), refine: list[str] = ()) -> Path:
+    path.write_text(json.dumps({"generate": list(generate), "feedback": list(feedback), "refine": list(refine)}))
+    return path
+
+
+def fenced(code: str) -> str:
+    return f"Here is a faster version:\n```python\n{code}\n```\nIt should help."
