@@ -177,3 +177,51 @@ def test_bubblewrap_blocks_the_network(attack):
         server.close()
         thread.join(1)
     assert accepted == []
+
+
+def test_bubblewrap_works_for_an_interpreter_under_tmp(make_project, tmp_path):
+    """/tmp is an empty tmpfs inside the sandbox: a virtualenv living there must be mounted back."""
+    _require_bwrap()
+    import site
+    import subprocess
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    python = venv / "bin" / "python"
+    venv_site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # This environment's packages (and coderefine itself) become visible to the new venv.
+    visible = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], str(Path(__file__).resolve().parents[1])]
+    Path(venv_site, "outer.pth").write_text("\n".join(dict.fromkeys(visible)) + "\n")
+    root = make_project({"mod.py": ORIGINAL, "test_mod.py": TESTS})
+    script = write_script(tmp_path / "s.json", [fenced("def f(first, second):\n    return (first + second) * 2\n")])
+    report = tmp_path / "r.json"
+    proc = subprocess.run(
+        [
+            python,
+            "-m",
+            "coderefine",
+            "readability",
+            root / "mod.py",
+            "--provider",
+            "scripted",
+            "--script",
+            script,
+            "--report",
+            report,
+            "--sandbox",
+            "process",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    assert data["sandbox"] == "process (bubblewrap)" and data["iterations"][0]["tests"]["passed"] == 1

@@ -103,13 +103,17 @@ class ProcessSandbox:
             "--gid",
             "65534",
         ]
+        hidden = [Path("/tmp")]
         home = Path.home().resolve()
         if home != Path("/") and home.is_dir():
-            # Hide the user's home (dotfiles, credentials), then put back what the interpreter needs.
+            # Hide the user's home (dotfiles, credentials) behind an empty tmpfs.
             argv += ["--tmpfs", str(home)]
-            for path in [*interpreter_paths(), *self.extra_readable]:
-                if path == home or home in path.parents:
-                    argv += ["--ro-bind", str(path), str(path)]
+            hidden.append(home)
+        # Put back, read-only, what the interpreter needs from the hidden places: a virtualenv under
+        # /tmp or a pyenv Python under ~ must stay usable.
+        for path in [*interpreter_paths(), *self.extra_readable]:
+            if any(path == place or place in path.parents for place in hidden):
+                argv += ["--ro-bind", str(path), str(path)]
         for path in readonly:
             argv += ["--ro-bind", str(path), str(path)]
         for path in writable:
