@@ -177,6 +177,8 @@ class Evaluator:
         if "runner_error" in raw:
             raise SandboxError(raw["runner_error"])
         tests = _tests(raw["tests"])
+        if raw["tests"].get("session_error"):
+            raise SandboxError(f"pytest could not run the original's tests: {raw['tests']['session_error']}")
         if tests.collected == 0 and not tests.failed:
             where = " ".join(self.project.tests) or str(self.project.root)
             raise NoTestsFound(f"pytest collected no tests from {where}; pass --tests PATH")

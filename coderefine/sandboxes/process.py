@@ -39,7 +39,8 @@ def _limits(memory_mb: int) -> Callable[[], None]:
 
 
 def interpreter_paths() -> list[Path]:
-    """What the sandboxed interpreter needs to read: its prefixes and site-packages."""
+    """What the sandboxed interpreter needs to read: its prefixes, site-packages and every folder on
+    sys.path (which includes what .pth files and PYTHONPATH add)."""
     paths = {
         Path(sys.prefix),
         Path(sys.base_prefix),
@@ -47,6 +48,7 @@ def interpreter_paths() -> list[Path]:
         Path(sys.executable).resolve().parent,
     }
     paths.update(Path(p) for p in site.getsitepackages())
+    paths.update(Path(p) for p in sys.path if p and Path(p).is_dir())
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and Path(user_site).is_dir():
         paths.add(Path(user_site))

@@ -144,7 +144,10 @@ def run_tests(request: dict[str, Any], workspace: str, capture: bool) -> dict[st
         report["failed"] = 1
         return report
     if not os.path.exists(results_path):
+        # pytest never reached the end of a session: it could not start (not importable, a broken
+        # conftest or plugin) or it was killed. Kept apart from test failures so the host can tell.
         report["failed"] = 1
+        report["session_error"] = output.strip().splitlines()[-1] if output.strip() else f"exit code {returncode}"
         report["failures"] = [{"nodeid": "<session>", "message": "pytest ended without a result:\n" + output[-1500:]}]
         return report
     with open(results_path, encoding="utf-8") as fh:
