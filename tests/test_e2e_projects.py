@@ -1,0 +1,203 @@
+"""Real project shapes: methods as targets, a src/ package, and interrupting a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.conftest import fenced, write_script
+
+INVENTORY = """
+class Inventory:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def total(self, prices):
+        t = 0
+        for i in self.items:
+            t = t + prices[i]
+        return t
+
+    @staticmethod
+    def label(name):
+        return name.upper()
+"""
+INVENTORY_TESTS = """
+from shop import Inventory
+
+
+def test_total():
+    assert Inventory(["a", "b", "a"]).total({"a": 2, "b": 5}) == 9
+
+
+def test_label():
+    assert Inventory.label("tea") == "TEA"
+"""
+
+
+def test_method_target_is_recorded_replayed_and_merged(cli, make_project, tmp_path):
+    root = make_project({"shop.py": INVENTORY, "test_shop.py": INVENTORY_TESTS})
+    wrong = "def total(self, prices):\n    return sum(prices[item] for item in set(self.items))\n"
+    right = "def total(self, prices):\n    return sum(prices[item] for item in self.items)\n"
+    script = write_script(
+        tmp_path / "s.json", [fenced(wrong)], ["Duplicates are dropped.\nVERDICT: CONTINUE"], [fenced(right)]
+    )
+    report = tmp_path / "r.json"
+    proc = cli(
+        "readability",
+        root / "shop.py",
+        "--function",
+        "Inventory.total",
+        "--provider",
+        "scripted",
+        "--script",
+        script,
+        "--report",
+        report,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    first, second = data["iterations"]
+    assert first["verdict"] == "rejected" and first["tests"]["failed"] == 1
+    assert second["tests"]["failed"] == 0 and second["behavior"]["calls_compared"] == 1
+    assert second["changed"] == ["Inventory.total"]
+    assert "def label(name)" in data["best"]["code"] and "@staticmethod" in data["best"]["code"]
+
+
+def test_static_method_calls_are_replayed(cli, make_project, tmp_path):
+    root = make_project({"shop.py": INVENTORY, "test_shop.py": INVENTORY_TESTS})
+    # 'Tea', not 'TEA': a class-wrapped answer for a static method
+    changed = "class Inventory:\n    @staticmethod\n    def label(name):\n        return name.title()\n"
+    script = write_script(tmp_path / "s.json", [fenced(changed)])
+    report = tmp_path / "r.json"
+    proc = cli(
+        "readability",
+        root / "shop.py",
+        "--function",
+        "Inventory.label",
+        "--provider",
+        "scripted",
+        "--script",
+        script,
+        "--report",
+        report,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    assert data["baseline"]["calls_recorded"] == 1
+    (only,) = data["iterations"]
+    assert only["verdict"] == "rejected" and only["tests"]["failed"] == 1
+
+
+def _src_project(tmp_path):
+    root = tmp_path / "proj"
+    (root / "src" / "pricing").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    (root / "src" / "pricing" / "__init__.py").write_text("")
+    (root / "src" / "pricing" / "discounts.py").write_text(
+        "def best_price(prices):\n    best = None\n    for p in prices:\n        if best is None or p < best:\n"
+        "            best = p\n    return best\n"
+    )
+    (root / "tests" / "test_discounts.py").write_text(
+        "from pricing.discounts import best_price\n\n\ndef test_best_price():\n    assert best_price([3, 1, 2]) == 1\n"
+        "    assert best_price([]) is None\n    assert best_price(list(range(200, 0, -1))) == 1\n"
+    )
+    return root
+
+
+def test_src_layout_package_is_imported_from_the_workspace_copy(cli, tmp_path):
+    root = _src_project(tmp_path)
+    candidate = "def best_price(prices):\n    return min(prices, default=None)\n"
+    script = write_script(tmp_path / "s.json", [fenced(candidate)])
+    report = tmp_path / "r.json"
+    proc = cli(
+        "readability",
+        root / "src" / "pricing" / "discounts.py",
+        "--provider",
+        "scripted",
+        "--script",
+        script,
+        "--report",
+        report,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    assert data["baseline"]["calls_recorded"] == 3
+    (only,) = data["iterations"]
+    assert only["tests"] == {"passed": 1, "failed": 0}
+    assert only["behavior"] == {"calls_compared": 3, "mismatches": 0, "skipped": 0, "examples": []}
+
+
+def test_tests_that_import_the_users_own_tree_are_refused(cli, tmp_path):
+    """A conftest that hard-codes the user's source folder would make every candidate 'pass' untested.
+    Where that folder is reachable (no bubblewrap), the run must refuse rather than test the original."""
+    root = _src_project(tmp_path)
+    (root / "tests" / "conftest.py").write_text(f"import sys\n\nsys.path.insert(0, {str(root / 'src')!r})\n")
+    script = write_script(tmp_path / "s.json", [fenced("def best_price(prices):\n    return 0\n")])
+    target = root / "src" / "pricing" / "discounts.py"
+    proc = cli("optimize", target, "--provider", "scripted", "--script", script, "--sandbox", "subprocess")
+    assert proc.returncode == 11, proc.stdout + proc.stderr
+    assert "not from the project copy" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_stops_cleanly_writes_nothing_and_leaves_no_process(make_project, tmp_path):
+    root = make_project(
+        {
+            "mod.py": "def f(a, b):\n    c = a + b\n    return c\n",
+            "test_mod.py": "from mod import f\n\ndef test_f():\n    assert f(1, 2) == 3\n",
+        }
+    )
+    hang = "import subprocess\n\ndef f(first, second):\n    subprocess.run(['sleep', '424242'])\n"
+    script = write_script(tmp_path / "s.json", [fenced(hang)])
+    report = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "coderefine",
+            "readability",
+            root / "mod.py",
+            "--provider",
+            "scripted",
+            "--script",
+            script,
+            "--report",
+            report,
+            "--write",
+            "--timeout",
+            "120",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _running("424242"):
+        time.sleep(0.2)
+    assert _running("424242"), "the candidate never started"
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert (root / "mod.py").read_text() == "def f(a, b):\n    c = a + b\n    return c\n"
+    assert json.loads(report.read_text())["status"] == "failed"
+    time.sleep(0.5)
+    assert not _running("424242")
+
+
+def _running(marker: str) -> bool:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if fh.read() == f"sleep\0{marker}\0".encode():
+                        return True
+            except OSError:
+                continue
+    return False
