@@ -441,7 +441,18 @@ def test_targets_limit_codemods_and_keep_other_bytes() -> None:
     result = apply_rules(code, ["memoize-recursion"], targets=["b"])
     assert result.applied == ("memoize-recursion",)
     # the import is the one line a target may add outside itself; everything else is untouched
-    assert result.code == "import functools\n\n\n" + code.replace("def b(n):", "@functools.cache\ndef b(n):")
+    memoized_b = (
+        "def b(n):\n"
+        "    @functools.cache\n"
+        "    def b(n):\n"
+        "        if n < 2:   # base case\n"
+        "            return n\n"
+        "        return b(n - 1) + b(n - 2)\n"
+        "\n"
+        "    return b(n)\n"
+    )
+    plain_b = code[code.index("def b(n):") :]
+    assert result.code == "import functools\n\n\n" + code.replace(plain_b, memoized_b)
     assert apply_rules(code, ["memoize-recursion"], targets=["nope"]) == RewriteResult(code, ())
 
 
@@ -995,11 +1006,14 @@ def test_memoize_recursion() -> None:
         LIMIT = 3
 
 
-        @functools.cache
         def fibfib(n: int):
-            if n < LIMIT:
-                return [0, 0, 1][n]
-            return fibfib(n - 1) + fibfib(n - 2) + fibfib(n - 3)
+            @functools.cache
+            def fibfib(n: int):
+                if n < LIMIT:
+                    return [0, 0, 1][n]
+                return fibfib(n - 1) + fibfib(n - 2) + fibfib(n - 3)
+
+            return fibfib(n)
         ''',
         "fibfib",
         [(n,) for n in range(25)],
@@ -1019,7 +1033,32 @@ def test_memoize_recursion() -> None:
 
 def test_memoize_uses_existing_cache_import() -> None:
     code = "from functools import cache\n\n\ndef f(n):\n    return n if n < 2 else f(n - 1) + f(n - 2)\n"
-    assert apply_rules(code, ["memoize-recursion"]).code == code.replace("def f", "@cache\ndef f")
+    memoized = (
+        "def f(n):\n    @cache\n    def f(n):\n        return n if n < 2 else f(n - 1) + f(n - 2)\n\n    return f(n)\n"
+    )
+    assert apply_rules(code, ["memoize-recursion"]).code == code.replace(code[code.index("def f") :], memoized)
+
+
+def test_memoize_keeps_the_docstring_outside_and_passes_keyword_only_arguments() -> None:
+    code = (
+        "def paths(rows, *, cols=3):\n"
+        '    """Grid paths."""\n'
+        "    if rows == 0 or cols == 0:\n"
+        "        return 1\n"
+        "    return paths(rows - 1, cols=cols) + paths(rows, cols=cols - 1)\n"
+    )
+    result = apply_rules(code, ["memoize-recursion"])
+    assert result.applied == ("memoize-recursion",)
+    assert '    """Grid paths."""\n    @functools.cache\n' in result.code
+    assert result.code.rstrip().endswith("return paths(rows, cols=cols)")
+    original: dict = {}
+    rewritten: dict = {}
+    exec(code, original)
+    exec(result.code, rewritten)
+    assert [rewritten["paths"](r, cols=c) for r in range(6) for c in range(6)] == [
+        original["paths"](r, cols=c) for r in range(6) for c in range(6)
+    ]
+    assert rewritten["paths"].__doc__ == "Grid paths."
 
 
 # -- engine-wide properties -----------------------------------------------------------------------------

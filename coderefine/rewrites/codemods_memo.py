@@ -1,4 +1,19 @@
-"""memoize-recursion: `@functools.cache` on a pure, tree-recursive top-level function.
+"""memoize-recursion: memoize a pure, tree-recursive top-level function for the length of one call.
+
+The recursion moves into an inner function of the same name decorated with `@functools.cache`, which
+the outer function calls once:
+
+    def paths(rows, cols):                      def paths(rows, cols):
+        if rows == 0 or cols == 0:                  @functools.cache
+            return 1                       ->       def paths(rows, cols):
+        return paths(rows - 1, cols) + ...              if rows == 0 or cols == 0: ...
+                                                        return paths(rows - 1, cols) + ...
+                                                    return paths(rows, cols)
+
+Inside, the recursive calls reach the cached inner function (the closure binds the name). The cache
+lives for one top-level call: the exponential-to-polynomial gain stays, but no process-wide cache grows
+without bound in a long-running program, no entry goes stale between calls, and repeated timing passes
+cannot be flattered by results kept from an earlier pass.
 
 Caching is only sound when the result depends on the arguments alone and nobody can change a returned
 value, so the checks are deliberately strict: no I/O or hidden state (only builtins, immutable module
@@ -50,8 +65,33 @@ def find_memoize(session: Session, func: cst.FunctionDef, info: FunctionInfo) ->
         return
     cache = session.import_name("functools", "cache")
     if cache is not None:
-        decorator = cst.Decorator(decorator=expr(cache))
-        session.replace(func, lambda n: n.with_changes(decorators=[decorator]))
+        session.replace(func, lambda n: _memoized_per_call(n, cache))
+
+
+def _memoized_per_call(func: cst.FunctionDef, cache: str) -> cst.FunctionDef:
+    assert isinstance(func.body, cst.IndentedBlock)
+    statements = list(func.body.body)
+    docstring = statements[:1] if statements and _is_docstring(statements[0]) else []
+    inner = func.with_changes(
+        decorators=[cst.Decorator(decorator=expr(cache))],
+        body=func.body.with_changes(body=statements[len(docstring) :]),
+        leading_lines=[],
+    )
+    params = func.params
+    passed = [p.name.value for p in [*params.posonly_params, *params.params]]
+    passed += [f"{p.name.value}={p.name.value}" for p in params.kwonly_params]
+    call = cst.parse_statement(f"return {func.name.value}({', '.join(passed)})")
+    call = call.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    return func.with_changes(body=func.body.with_changes(body=[*docstring, inner, call]))
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 def _cacheable(code: str, facts: ModuleFacts, fn: ast.FunctionDef) -> bool:
