@@ -19,6 +19,7 @@ import libcst as cst
 import libcst.helpers
 
 from coderefine.records import Candidate
+from coderefine.rewrites.cst_tools import is_docstring
 
 _FENCE = re.compile(
     r"(?P<fence>```|~~~)[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)(?:\n[ \t]*(?P=fence)|\Z)", re.DOTALL
@@ -148,15 +149,6 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
     )
 
 
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
 def _code_of(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node).strip()
 
@@ -190,7 +182,7 @@ class _Merger:
                     self.new_imports.append(stmt)
                     existing_imports.add(_code_of(self.proposed, stmt))
                 continue
-            if position == 0 and _is_docstring(stmt):
+            if position == 0 and is_docstring(stmt):
                 continue
             name = _statement_name(stmt)
             if name is None:
@@ -279,7 +271,7 @@ class _Merger:
         changed_here = False
         for stmt in new.body.body:
             if not isinstance(stmt, cst.FunctionDef):
-                if isinstance(stmt, cst.SimpleStatementLine) and (_is_docstring(stmt) or _is_pass(stmt)):
+                if isinstance(stmt, cst.SimpleStatementLine) and (is_docstring(stmt) or _is_pass(stmt)):
                     continue
                 known = {_code_of(self.module, s) for s in old_body}
                 if _code_of(self.proposed, stmt) not in known:
@@ -344,7 +336,7 @@ class _Merger:
 
 
 def _insert_imports(body: list[cst.CSTNode], futures: list[cst.CSTNode], plain: list[cst.CSTNode]) -> list[cst.CSTNode]:
-    head = 1 if body and _is_docstring(body[0]) else 0
+    head = 1 if body and is_docstring(body[0]) else 0
     last_future = max((k + 1 for k, s in enumerate(body) if _is_future_import(s)), default=head)
     body = body[:last_future] + [_with_blank_lines(s, 0) for s in futures] + body[last_future:]
     last_import = max((k + 1 for k, s in enumerate(body) if _is_import(s)), default=None)

@@ -34,7 +34,7 @@ import symtable
 
 import libcst as cst
 
-from coderefine.rewrites.cst_tools import FunctionInfo, Session, expr
+from coderefine.rewrites.cst_tools import FunctionInfo, Session, expr, is_docstring
 from coderefine.rewrites.facts import PURE_MODULES, ModuleFacts, is_immutable_literal
 
 _IMPURE_BUILTINS = frozenset(
@@ -71,7 +71,7 @@ def find_memoize(session: Session, func: cst.FunctionDef, info: FunctionInfo) ->
 def _memoized_per_call(func: cst.FunctionDef, cache: str) -> cst.FunctionDef:
     assert isinstance(func.body, cst.IndentedBlock)
     statements = list(func.body.body)
-    docstring = statements[:1] if statements and _is_docstring(statements[0]) else []
+    docstring = statements[:1] if statements and is_docstring(statements[0]) else []
     inner = func.with_changes(
         decorators=[cst.Decorator(decorator=expr(cache))],
         body=func.body.with_changes(body=statements[len(docstring) :]),
@@ -83,15 +83,6 @@ def _memoized_per_call(func: cst.FunctionDef, cache: str) -> cst.FunctionDef:
     call = cst.parse_statement(f"return {func.name.value}({', '.join(passed)})")
     call = call.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
     return func.with_changes(body=func.body.with_changes(body=[*docstring, inner, call]))
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _cacheable(code: str, facts: ModuleFacts, fn: ast.FunctionDef) -> bool:

@@ -279,7 +279,7 @@ def _add_imports(module: cst.Module, lines: list[str]) -> cst.Module:
     """Insert import lines after the module's docstring and leading imports."""
     body = list(module.body)
     index = 0
-    if body and _is_docstring(body[0]):
+    if body and is_docstring(body[0]):
         index = 1
     while index < len(body) and _is_import_line(body[index]):
         index += 1
@@ -294,7 +294,7 @@ def _add_imports(module: cst.Module, lines: list[str]) -> cst.Module:
     return module.with_changes(body=[*body[:index], *new, *body[index:]])
 
 
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
+def is_docstring(stmt: cst.BaseStatement) -> bool:
     return (
         isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1
