@@ -114,6 +114,7 @@ class Evaluator:
                 "warmups": self.settings.timing_warmups,
                 "min_time": self.settings.timing_min_time,
                 "loops": self.loops,
+                "floor": noise_floor(self.settings.min_speedup, self.workload_seconds),
             }
         return {
             "mode": mode,

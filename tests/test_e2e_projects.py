@@ -201,3 +201,20 @@ def _running(marker: str) -> bool:
             except OSError:
                 continue
     return False
+
+
+def test_a_much_slower_candidate_stops_timing_after_two_pairs(cli, make_project, tmp_path):
+    root = make_project(
+        {
+            "calc.py": "def total(n):\n    return sum(range(n))\n",
+            "test_calc.py": "from calc import total\n\n\ndef test_total():\n    assert total(100000) == 4999950000\n",
+        }
+    )
+    slower = "import time\n\n\ndef total(n):\n    time.sleep(0.02)\n    return sum(range(n))\n"
+    script = write_script(tmp_path / "s.json", [fenced(slower)])
+    report = tmp_path / "r.json"
+    proc = cli("optimize", root / "calc.py", "--provider", "scripted", "--script", script, "--report", report)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (only,) = json.loads(report.read_text())["iterations"]
+    assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
+    assert only["timing"]["pairs"] == 2 and only["speedup_ci"][1] < 1.05

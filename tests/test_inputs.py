@@ -123,3 +123,15 @@ def test_script_validation(tmp_path):
             load_script(path)
     with pytest.raises(BadScript, match="not found"):
         load_script(tmp_path / "absent.json")
+
+
+def test_every_offline_rule_a_task_names_exists():
+    from coderefine.rewrites import all_rules
+    from coderefine.tasks import available_tasks, load_task
+
+    known = all_rules()
+    for name in available_tasks():
+        task = load_task(name)
+        assert task.offline_rules, name
+        assert [rule for rule in task.offline_rules if rule not in known] == [], name
+        assert all(name in known[rule].tasks for rule in task.offline_rules), name
