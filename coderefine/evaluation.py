@@ -68,6 +68,15 @@ def noise_floor(min_speedup: float, workload_seconds: float | None) -> float:
     return min_speedup
 
 
+def values_per_process(configured: int, workload_seconds: float | None) -> int:
+    """Measured values per timing process. Short workloads need several values (pyperf's 0.1 s minimum
+    each) for a stable mean; for passes of a second or more one value is stable, and the spread that
+    matters — between processes — is what the paired interval measures."""
+    if workload_seconds is None or workload_seconds < 0.3:
+        return configured
+    return min(configured, 2 if workload_seconds < 1.0 else 1)
+
+
 @dataclass
 class BaselineFacts:
     evaluation: Evaluation
@@ -110,7 +119,7 @@ class Evaluator:
         if self.settings.measure_speed:
             timing = {
                 "pairs": self.settings.timing_pairs,
-                "values": self.settings.timing_values,
+                "values": values_per_process(self.settings.timing_values, self.workload_seconds),
                 "warmups": self.settings.timing_warmups,
                 "min_time": self.settings.timing_min_time,
                 "loops": self.loops,

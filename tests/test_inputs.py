@@ -135,3 +135,11 @@ def test_every_offline_rule_a_task_names_exists():
         assert task.offline_rules, name
         assert [rule for rule in task.offline_rules if rule not in known] == [], name
         assert all(name in known[rule].tasks for rule in task.offline_rules), name
+
+
+def test_timing_values_and_noise_floor_adapt_to_the_workload():
+    from coderefine.evaluation import noise_floor, values_per_process
+
+    assert [values_per_process(3, s) for s in (None, 0.01, 0.5, 2.0)] == [3, 3, 2, 1]
+    assert [noise_floor(0.05, s) for s in (None, 5e-6, 5e-5, 0.1)] == [0.05, 0.20, 0.10, 0.05]
+    assert noise_floor(0.3, 5e-6) == 0.3  # a stricter user setting is kept
