@@ -49,10 +49,23 @@ def interpreter_paths() -> list[Path]:
     }
     paths.update(Path(p) for p in site.getsitepackages())
     paths.update(Path(p) for p in sys.path if p and Path(p).is_dir())
+    paths.update(_link_chain_folders(Path(sys.executable)))
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and Path(user_site).is_dir():
         paths.add(Path(user_site))
     return sorted(p.resolve() for p in paths if p.exists())
+
+
+def _link_chain_folders(path: Path) -> list[Path]:
+    """The folders of every hop from `path` to the real file: a venv's python may link to another
+    venv's python, which links on to the base interpreter, and each hop must exist in the sandbox."""
+    folders = []
+    for _ in range(40):  # a bound, in case of a link loop
+        folders.append(path.parent)
+        if not path.is_symlink():
+            break
+        path = path.parent / path.readlink()
+    return folders
 
 
 class ProcessSandbox:
