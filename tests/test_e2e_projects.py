@@ -218,3 +218,32 @@ def test_a_much_slower_candidate_stops_timing_after_two_pairs(cli, make_project,
     (only,) = json.loads(report.read_text())["iterations"]
     assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
     assert only["timing"]["pairs"] == 2 and only["speedup_ci"][1] < 1.05
+
+
+def test_tests_option_selects_which_tests_judge_the_candidates(cli, make_project, tmp_path):
+    root = make_project(
+        {
+            "calc.py": "def double(x):\n    y = x * 2\n    return y\n",
+            "checks/test_calc.py": "from calc import double\n\n\ndef test_double():\n    assert double(4) == 8\n",
+            "test_unrelated.py": "def test_broken_elsewhere():\n    assert False\n",
+        }
+    )
+    script = write_script(tmp_path / "s.json", [fenced("def double(number):\n    return number * 2\n")])
+    without = cli("readability", root / "calc.py", "--provider", "scripted", "--script", script)
+    assert without.returncode == 10 and "test_unrelated.py::test_broken_elsewhere" in without.stderr
+    report = tmp_path / "r.json"
+    proc = cli(
+        "readability",
+        root / "calc.py",
+        "--tests",
+        root / "checks",
+        "--provider",
+        "scripted",
+        "--script",
+        script,
+        "--report",
+        report,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    assert data["baseline"]["tests"] == {"passed": 1, "failed": 0} and data["status"] == "improved"
