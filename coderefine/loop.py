@@ -111,7 +111,6 @@ class RefinementLoop:
             self._iterate(result)
         except KeyboardInterrupt:
             self.stop_reason = "interrupted"
-            result.stop_reason = self.stop_reason
             raise
         finally:
             result.stop_reason = self.stop_reason or "max iterations reached"
