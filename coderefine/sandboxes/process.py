@@ -11,6 +11,7 @@ but it can use the network and read and write whatever the user can, so the user
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 import shutil
@@ -38,22 +39,19 @@ def _limits(memory_mb: int) -> Callable[[], None]:
     return apply
 
 
-def interpreter_paths() -> list[Path]:
-    """What the sandboxed interpreter needs to read: its prefixes, site-packages and every folder on
-    sys.path (which includes what .pth files and PYTHONPATH add)."""
-    paths = {
-        Path(sys.prefix),
-        Path(sys.base_prefix),
-        Path(sys.exec_prefix),
-        Path(sys.executable).resolve().parent,
-    }
+@functools.cache
+def interpreter_paths() -> tuple[Path, ...]:
+    """What the sandboxed interpreter needs to read: its prefixes, site-packages, every folder on
+    sys.path (which includes what .pth files and PYTHONPATH add) and every hop of its symlink chain.
+    Fixed for the life of the process, so computed once."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
     paths.update(Path(p) for p in site.getsitepackages())
     paths.update(Path(p) for p in sys.path if p and Path(p).is_dir())
     paths.update(_link_chain_folders(Path(sys.executable)))
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and Path(user_site).is_dir():
         paths.add(Path(user_site))
-    return sorted(p.resolve() for p in paths if p.exists())
+    return tuple(sorted(p.resolve() for p in paths if p.exists()))
 
 
 def _link_chain_folders(path: Path) -> list[Path]:
