@@ -282,7 +282,7 @@ class Evaluator:
                     candidate_seconds=measured["candidate_seconds"],
                     pairs=measured["pairs"],
                     loops=measured["loops"],
-                    min_speedup=noise_floor(self.settings.min_speedup, self.workload_seconds),
+                    min_speedup=measured["floor"],  # the floor the runner's early stop used too
                     basis=measured.get("basis", "steady"),
                 )
         return Evaluation(

@@ -341,6 +341,7 @@ def measure(request: dict[str, Any]) -> dict[str, Any]:
         "estimates": estimates,
         "pairs": len(runs["original"]),
         "loops": timing["loops"],
+        "floor": timing["floor"],
     }
 
 
