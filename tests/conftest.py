@@ -88,6 +88,49 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_cli
 
 
+@pytest.fixture
+def scripted(tmp_path: Path) -> Callable[..., dict]:
+    """Run the CLI on `file` with the scripted provider and return its JSON report.
+
+    `generate`, `refine` are code (fenced here), `feedback` plain messages; `expect` is the exit code.
+    """
+
+    def run(
+        task: str,
+        file: Path,
+        generate: list[str],
+        feedback: list[str] = (),
+        refine: list[str] = (),
+        *options: str | Path,
+        env: dict[str, str] | None = None,
+        expect: int = 0,
+        timeout: float = 600,
+    ) -> dict:
+        script = write_script(
+            tmp_path / "script.json", [fenced(c) for c in generate], list(feedback), [fenced(c) for c in refine]
+        )
+        report = tmp_path / "report.json"
+        proc = run_cli(
+            task,
+            file,
+            "--provider",
+            "scripted",
+            "--script",
+            script,
+            "--report",
+            report,
+            *options,
+            env=env,
+            timeout=timeout,
+        )
+        assert proc.returncode == expect, proc.stdout + proc.stderr
+        data = json.loads(report.read_text())
+        data["_stdout"], data["_stderr"] = proc.stdout, proc.stderr
+        return data
+
+    return run
+
+
 def write_script(path: Path, generate: list[str], feedback: list[str] = (), refine: list[str] = ()) -> Path:
     path.write_text(json.dumps({"generate": list(generate), "feedback": list(feedback), "refine": list(refine)}))
     return path

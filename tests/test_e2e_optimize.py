@@ -128,18 +128,14 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     assert [it["verdict"] for it in replayed["iterations"]] == ["rejected", "accepted", "rejected"]
 
 
-def test_docstring_only_edit_is_timed_and_not_faster(cli, copy_task, tmp_path):
+def test_docstring_only_edit_is_timed_and_not_faster(scripted, copy_task):
     """A null candidate that does get evaluated (its AST differs) must come out 'not faster'."""
     task = copy_task("optimize", "HumanEval_10")
     original = (task / "solution.py").read_text()
     null = original.replace(
         '""" Test if given string is a palindrome """', '"""Whether the string reads the same backwards."""'
     )
-    script = write_script(tmp_path / "s.json", generate=[fenced(null)])
-    report = tmp_path / "r.json"
-    proc = cli("optimize", task / "solution.py", "--provider", "scripted", "--script", script, "--report", report)
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(report.read_text())
+    data = scripted("optimize", task / "solution.py", [null])
     (only,) = data["iterations"]
     assert only["evaluated"] and only["tests"]["failed"] == 0
     assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
@@ -147,7 +143,7 @@ def test_docstring_only_edit_is_timed_and_not_faster(cli, copy_task, tmp_path):
     assert data["status"] == "unchanged" and data["best"] is None
 
 
-def test_behaviour_change_the_tests_miss_is_caught_by_replay(cli, copy_task, tmp_path):
+def test_behaviour_change_the_tests_miss_is_caught_by_replay(scripted, copy_task):
     """Mutating the caller's argument passes the task's tests (they deep-copy inputs) but not replay."""
     task = copy_task("optimize", "HumanEval_12")
     entry = json.loads((task / "task.json").read_text())["entry_point"]
@@ -162,50 +158,28 @@ def test_behaviour_change_the_tests_miss_is_caught_by_replay(cli, copy_task, tmp
         "            strings.sort()  # reorders the caller's list: invisible to tests that pass a copy\n"
         "            return s\n"
     )
-    script = write_script(tmp_path / "s.json", generate=[fenced(mutating)])
-    report = tmp_path / "r.json"
-    proc = cli("optimize", task / "solution.py", "--provider", "scripted", "--script", script, "--report", report)
-    assert proc.returncode == 0, proc.stderr
-    (only,) = json.loads(report.read_text())["iterations"]
+    (only,) = scripted("optimize", task / "solution.py", [mutating])["iterations"]
     assert only["tests"]["failed"] == 0  # the tests alone would have accepted it
     assert only["verdict"] == "rejected" and "behaviour changed" in only["reason"] and "mutation" in only["reason"]
 
 
-def test_write_applies_only_the_verified_candidate(cli, copy_task, tmp_path):
+def test_write_applies_only_the_verified_candidate(scripted, copy_task):
     task = copy_task("optimize", "HumanEval_10")
     target = task / "solution.py"
     target.chmod(0o640)
     reference = (task / "reference.py").read_text()
-    script = write_script(tmp_path / "s.json", generate=[fenced(reference)], feedback=["VERDICT: STOP"])
-    report = tmp_path / "r.json"
-    proc = cli(
-        "optimize",
-        target,
-        "--provider",
-        "scripted",
-        "--script",
-        script,
-        "--write",
-        "--report",
-        report,
-        "--timing-pairs",
-        "3",
-    )
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(report.read_text())
+    data = scripted("optimize", target, [reference], ["VERDICT: STOP"], (), "--write", "--timing-pairs", "3")
     assert data["written"] and data["stop_reason"] == "feedback: nothing left to improve"
     assert target.read_text() == data["best"]["code"]
     assert target.stat().st_mode & 0o777 == 0o640
     assert not [p for p in task.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_write_does_nothing_when_nothing_is_verified(cli, copy_task, tmp_path):
+def test_write_does_nothing_when_nothing_is_verified(scripted, copy_task):
     task = copy_task("optimize", "HumanEval_10")
     target = task / "solution.py"
     before = target.read_bytes()
     broken = before.decode().replace("beginning_of_suffix += 1", "beginning_of_suffix += 2")
-    script = write_script(tmp_path / "s.json", generate=[fenced(broken)])
-    proc = cli("optimize", target, "--provider", "scripted", "--script", script, "--write")
-    assert proc.returncode == 0, proc.stderr
-    assert "status: unchanged" in proc.stdout
+    data = scripted("optimize", target, [broken], (), (), "--write")
+    assert "status: unchanged" in data["_stdout"] and not data["written"]
     assert target.read_bytes() == before

@@ -39,28 +39,12 @@ def test_label():
 """
 
 
-def test_method_target_is_recorded_replayed_and_merged(cli, make_project, tmp_path):
+def test_method_target_is_recorded_replayed_and_merged(scripted, make_project):
     root = make_project({"shop.py": INVENTORY, "test_shop.py": INVENTORY_TESTS})
     wrong = "def total(self, prices):\n    return sum(prices[item] for item in set(self.items))\n"
     right = "def total(self, prices):\n    return sum(prices[item] for item in self.items)\n"
-    script = write_script(
-        tmp_path / "s.json", [fenced(wrong)], ["Duplicates are dropped.\nVERDICT: CONTINUE"], [fenced(right)]
-    )
-    report = tmp_path / "r.json"
-    proc = cli(
-        "readability",
-        root / "shop.py",
-        "--function",
-        "Inventory.total",
-        "--provider",
-        "scripted",
-        "--script",
-        script,
-        "--report",
-        report,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(report.read_text())
+    feedback = ["Duplicates are dropped.\nVERDICT: CONTINUE"]
+    data = scripted("readability", root / "shop.py", [wrong], feedback, [right], "--function", "Inventory.total")
     first, second = data["iterations"]
     assert first["verdict"] == "rejected" and first["tests"]["failed"] == 1
     assert second["tests"]["failed"] == 0 and second["behavior"]["calls_compared"] == 1
@@ -68,26 +52,11 @@ def test_method_target_is_recorded_replayed_and_merged(cli, make_project, tmp_pa
     assert "def label(name)" in data["best"]["code"] and "@staticmethod" in data["best"]["code"]
 
 
-def test_static_method_calls_are_replayed(cli, make_project, tmp_path):
+def test_static_method_calls_are_replayed(scripted, make_project):
     root = make_project({"shop.py": INVENTORY, "test_shop.py": INVENTORY_TESTS})
     # 'Tea', not 'TEA': a class-wrapped answer for a static method
     changed = "class Inventory:\n    @staticmethod\n    def label(name):\n        return name.title()\n"
-    script = write_script(tmp_path / "s.json", [fenced(changed)])
-    report = tmp_path / "r.json"
-    proc = cli(
-        "readability",
-        root / "shop.py",
-        "--function",
-        "Inventory.label",
-        "--provider",
-        "scripted",
-        "--script",
-        script,
-        "--report",
-        report,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(report.read_text())
+    data = scripted("readability", root / "shop.py", [changed], (), (), "--function", "Inventory.label")
     assert data["baseline"]["calls_recorded"] == 1
     (only,) = data["iterations"]
     assert only["verdict"] == "rejected" and only["tests"]["failed"] == 1
@@ -110,39 +79,26 @@ def _src_project(tmp_path):
     return root
 
 
-def test_src_layout_package_is_imported_from_the_workspace_copy(cli, tmp_path):
+def test_src_layout_package_is_imported_from_the_workspace_copy(scripted, tmp_path):
     root = _src_project(tmp_path)
     candidate = "def best_price(prices):\n    return min(prices, default=None)\n"
-    script = write_script(tmp_path / "s.json", [fenced(candidate)])
-    report = tmp_path / "r.json"
-    proc = cli(
-        "readability",
-        root / "src" / "pricing" / "discounts.py",
-        "--provider",
-        "scripted",
-        "--script",
-        script,
-        "--report",
-        report,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(report.read_text())
+    data = scripted("readability", root / "src" / "pricing" / "discounts.py", [candidate])
     assert data["baseline"]["calls_recorded"] == 3
     (only,) = data["iterations"]
     assert only["tests"] == {"passed": 1, "failed": 0}
     assert only["behavior"] == {"calls_compared": 3, "mismatches": 0, "skipped": 0, "examples": []}
 
 
-def test_tests_that_import_the_users_own_tree_are_refused(cli, tmp_path):
+def test_tests_that_import_the_users_own_tree_are_refused(scripted, tmp_path):
     """A conftest that hard-codes the user's source folder would make every candidate 'pass' untested.
     Where that folder is reachable (no bubblewrap), the run must refuse rather than test the original."""
     root = _src_project(tmp_path)
     (root / "tests" / "conftest.py").write_text(f"import sys\n\nsys.path.insert(0, {str(root / 'src')!r})\n")
-    script = write_script(tmp_path / "s.json", [fenced("def best_price(prices):\n    return 0\n")])
     target = root / "src" / "pricing" / "discounts.py"
-    proc = cli("optimize", target, "--provider", "scripted", "--script", script, "--sandbox", "subprocess")
-    assert proc.returncode == 11, proc.stdout + proc.stderr
-    assert "not from the project copy" in proc.stderr and "Traceback" not in proc.stderr
+    candidate = "def best_price(prices):\n    return 0\n"
+    data = scripted("optimize", target, [candidate], (), (), "--sandbox", "subprocess", expect=11)
+    assert "not from the project copy" in data["_stderr"] and "Traceback" not in data["_stderr"]
+    assert data["status"] == "failed" and data["error"]["kind"] == "sandbox"
 
 
 def test_ctrl_c_stops_cleanly_writes_nothing_and_leaves_no_process(make_project, tmp_path):
@@ -203,7 +159,7 @@ def _running(marker: str) -> bool:
     return False
 
 
-def test_a_much_slower_candidate_stops_timing_after_two_pairs(cli, make_project, tmp_path):
+def test_a_much_slower_candidate_stops_timing_after_two_pairs(scripted, make_project):
     root = make_project(
         {
             "calc.py": "def total(n):\n    return sum(range(n))\n",
@@ -211,16 +167,12 @@ def test_a_much_slower_candidate_stops_timing_after_two_pairs(cli, make_project,
         }
     )
     slower = "import time\n\n\ndef total(n):\n    time.sleep(0.02)\n    return sum(range(n))\n"
-    script = write_script(tmp_path / "s.json", [fenced(slower)])
-    report = tmp_path / "r.json"
-    proc = cli("optimize", root / "calc.py", "--provider", "scripted", "--script", script, "--report", report)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (only,) = json.loads(report.read_text())["iterations"]
+    (only,) = scripted("optimize", root / "calc.py", [slower])["iterations"]
     assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
     assert only["timing"]["pairs"] == 2 and only["speedup_ci"][1] < 1.05
 
 
-def test_tests_option_selects_which_tests_judge_the_candidates(cli, make_project, tmp_path):
+def test_tests_option_selects_which_tests_judge_the_candidates(scripted, make_project):
     root = make_project(
         {
             "calc.py": "def double(x):\n    y = x * 2\n    return y\n",
@@ -228,22 +180,8 @@ def test_tests_option_selects_which_tests_judge_the_candidates(cli, make_project
             "test_unrelated.py": "def test_broken_elsewhere():\n    assert False\n",
         }
     )
-    script = write_script(tmp_path / "s.json", [fenced("def double(number):\n    return number * 2\n")])
-    without = cli("readability", root / "calc.py", "--provider", "scripted", "--script", script)
-    assert without.returncode == 10 and "test_unrelated.py::test_broken_elsewhere" in without.stderr
-    report = tmp_path / "r.json"
-    proc = cli(
-        "readability",
-        root / "calc.py",
-        "--tests",
-        root / "checks",
-        "--provider",
-        "scripted",
-        "--script",
-        script,
-        "--report",
-        report,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(report.read_text())
+    candidate = "def double(number):\n    return number * 2\n"
+    without = scripted("readability", root / "calc.py", [candidate], expect=10)
+    assert "test_unrelated.py::test_broken_elsewhere" in without["_stderr"]
+    data = scripted("readability", root / "calc.py", [candidate], (), (), "--tests", root / "checks")
     assert data["baseline"]["tests"] == {"passed": 1, "failed": 0} and data["status"] == "improved"

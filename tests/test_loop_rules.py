@@ -6,11 +6,7 @@ run and one replay (about a second).
 
 from __future__ import annotations
 
-import json
-
 import pytest
-
-from tests.conftest import fenced, write_script
 
 ORIGINAL = "def f(a, b):\n    c = a + b\n    d = c * 2\n    return d\n"
 TESTS = "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n    assert f(-1, 1) == 0\n"
@@ -26,29 +22,10 @@ CONTINUE = "Rename further.\nVERDICT: CONTINUE"
 
 
 @pytest.fixture
-def run(cli, make_project, tmp_path):
+def run(scripted, make_project):
     def go(generate, feedback=(), refine=(), *options):
         root = make_project({"mod.py": ORIGINAL, "test_mod.py": TESTS})
-        script = write_script(
-            tmp_path / "script.json",
-            [fenced(c) for c in generate],
-            list(feedback),
-            [fenced(c) for c in refine],
-        )
-        report = tmp_path / "report.json"
-        proc = cli(
-            "readability",
-            root / "mod.py",
-            "--provider",
-            "scripted",
-            "--script",
-            script,
-            "--report",
-            report,
-            *options,
-        )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return json.loads(report.read_text())
+        return scripted("readability", root / "mod.py", generate, feedback, refine, *options)
 
     return go
 

@@ -29,33 +29,27 @@ BACKENDS = [pytest.param("process", id="bubblewrap"), pytest.param("subprocess",
 
 
 @pytest.fixture
-def attack(cli, make_project, tmp_path):
+def attack(scripted, make_project, tmp_path):
     def go(candidate: str, backend: str, *options: str, env: dict[str, str] | None = None) -> tuple[dict, Path]:
         if backend == "process":
             _require_bwrap()
         root = make_project({"mod.py": ORIGINAL, "test_mod.py": TESTS})
-        script = write_script(tmp_path / "script.json", [fenced(candidate)])
-        report = tmp_path / "report.json"
         home = tmp_path / "home"
         home.mkdir(exist_ok=True)
-        proc = cli(
+        environment = {"HOME": str(home), **(env or {})}
+        data = scripted(
             "readability",
             root / "mod.py",
-            "--provider",
-            "scripted",
-            "--script",
-            script,
-            "--report",
-            report,
+            [candidate],
+            (),
+            (),
             "--sandbox",
             backend,
             *options,
-            env={"HOME": str(home), **(env or {})},
+            env=environment,
             timeout=300,
         )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
         assert (root / "mod.py").read_text() == ORIGINAL
-        data = json.loads(report.read_text())
         if backend == "process":
             assert data["sandbox"] == "process (bubblewrap)"
         else:
