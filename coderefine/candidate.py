@@ -35,19 +35,57 @@ class CandidateRejected(Exception):
 class Extracted:
     code: str
     truncated: bool  # the fenced block was never closed, e.g. the model ran out of tokens
+    notes: tuple[str, ...] = ()  # what the extraction skipped, for the feedback step
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _defines(code: str) -> bool:
+    tree = ast.parse(code)
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in tree.body)
 
 
 def extract_code(message: str) -> Extracted:
+    """The code of an answer: its Python code block, else the whole answer.
+
+    Models wrap code in prose, add a usage example in a second block, or answer in the wrong language.
+    Blocks marked as another language are skipped; among several Python blocks the first one that parses
+    and defines something is taken (a usage example after the code is not the code), and the feedback is
+    told what was skipped.
+    """
     if not message.strip():
         raise CandidateRejected("the message was empty")
-    match = _FENCE.search(message)
-    if match is None:
+    blocks = list(_FENCE.finditer(message))
+    if not blocks:
         return Extracted(code=message.strip("\n") + "\n", truncated=False)
-    lang = match.group("lang").lower()
-    if lang not in _PYTHON_TAGS:
-        raise CandidateRejected(f"the first code block is marked '{lang}', not Python")
-    truncated = match.end() == len(message) and not message.rstrip().endswith(match.group("fence"))
-    return Extracted(code=match.group("body").rstrip() + "\n", truncated=truncated)
+    python = [block for block in blocks if block.group("lang").lower() in _PYTHON_TAGS]
+    if not python:
+        languages = sorted({block.group("lang") for block in blocks})
+        raise CandidateRejected(
+            f"the answer holds code marked {', '.join(repr(lang) for lang in languages)}, not Python; "
+            "answer with a ```python block"
+        )
+    bodies = [block.group("body").rstrip() + "\n" for block in python]
+    chosen = next((i for i, body in enumerate(bodies) if _parses(body) and _defines(body)), None)
+    if chosen is None:
+        chosen = next((i for i, body in enumerate(bodies) if _parses(body)), 0)
+    block = python[chosen]
+    truncated = block.end() == len(message) and not message.rstrip().endswith(block.group("fence"))
+    notes = []
+    if len(python) > 1:
+        notes.append(
+            f"the answer had {len(python)} Python code blocks; block {chosen + 1} was used, the others ignored"
+        )
+    others = len(blocks) - len(python)
+    if others:
+        notes.append(f"{others} code block{'s' if others > 1 else ''} in another language ignored")
+    return Extracted(code=bodies[chosen], truncated=truncated, notes=tuple(notes))
 
 
 def ast_key(code: str) -> str:
@@ -86,6 +124,8 @@ def build_candidate(
     extracted = extract_code(message)
     if extracted.truncated:
         raise CandidateRejected("the code block is not closed: the answer looks truncated")
+    if not _FENCE.search(message) and not _parses(extracted.code):
+        raise CandidateRejected("the answer has no code block, and as a whole it is not Python")
     parse_or_reject(extracted.code, "the proposed code")
     if whole_module:
         merged = MergeResult(code=extracted.code, changed=("<module>",), notes=())
@@ -100,7 +140,7 @@ def build_candidate(
         sha256=sha256(merged.code),
         ast_key=ast_key(merged.code),
         changed=merged.changed,
-        notes=merged.notes,
+        notes=extracted.notes + merged.notes,
     )
 
 

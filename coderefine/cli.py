@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,11 +12,14 @@ import typer
 from rich.console import Console
 
 from coderefine import __version__
-from coderefine.errors import CoderefineError, ExitCode
+from coderefine.config_view import describe_settings, render_settings
+from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound
 from coderefine.records import Result
 from coderefine.reports.console import ConsoleView, render_result
 from coderefine.reports.json_report import render_json
 from coderefine.run import RunOptions, execute, prepare_result
+from coderefine.settings import SPEC_BY_NAME, resolve_settings
+from coderefine.trace import read_run_record
 from coderefine.writeback import write_text_atomically
 
 app = typer.Typer(
@@ -46,6 +50,83 @@ def _main(
     """coderefine: Self-Refine for Python, grounded in execution."""
 
 
+# Options shared by the commands that resolve settings (flag > env > pyproject > default). None means
+# "not given", so that a lower-precedence source can supply the value.
+_MODEL = "Model"
+_LOOP = "Loop"
+_SANDBOX = "Sandbox"
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="openai, offline or scripted (default: openai when a key or base URL is configured, else offline).",
+        rich_help_panel=_MODEL,
+    ),
+]
+ModelOpt = Annotated[str | None, typer.Option(help="Model name (default gpt-4o-mini).", rich_help_panel=_MODEL)]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1.", rich_help_panel=_MODEL),
+]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY).", rich_help_panel=_MODEL),
+]
+TemperatureOpt = Annotated[float | None, typer.Option(help="Sampling temperature.", rich_help_panel=_MODEL)]
+SeedOpt = Annotated[int | None, typer.Option(help="Sampling seed (endpoints that honour it).", rich_help_panel=_MODEL)]
+RequestTimeoutOpt = Annotated[
+    float | None, typer.Option(help="Seconds to wait for one answer (default 120).", rich_help_panel=_MODEL)
+]
+MaxRetriesOpt = Annotated[
+    int | None,
+    typer.Option(help="Retries with backoff on 429, 5xx and connection errors (default 2).", rich_help_panel=_MODEL),
+]
+MaxCallsOpt = Annotated[int | None, typer.Option(help="Most model calls in the run.", rich_help_panel=_MODEL)]
+MaxTokensOpt = Annotated[
+    int | None, typer.Option(help="Most tokens (prompt + answer) in the run.", rich_help_panel=_MODEL)
+]
+ContextTokensOpt = Annotated[
+    int | None,
+    typer.Option(help="Prompt budget; older attempts are left out beyond it (default 16000).", rich_help_panel=_MODEL),
+]
+CacheOpt = Annotated[
+    bool | None,
+    typer.Option("--cache/--no-cache", help="Reuse answers saved on disk (default: on).", rich_help_panel=_MODEL),
+]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option(help="Where answers are saved (default ~/.cache/coderefine/responses).", rich_help_panel=_MODEL),
+]
+MaxIterationsOpt = Annotated[
+    int | None, typer.Option(help="Most candidates to make (default from the task: 4).", rich_help_panel=_LOOP)
+]
+PatienceOpt = Annotated[
+    int | None,
+    typer.Option(help="Refinement rounds without improvement before stopping (default 1).", rich_help_panel=_LOOP),
+]
+MinSpeedupOpt = Annotated[
+    float | None,
+    typer.Option(help="Speedup the interval's lower bound must clear (default 0.05 = 5%).", rich_help_panel=_LOOP),
+]
+SandboxOpt = Annotated[
+    str | None,
+    typer.Option(help="auto, process (bubblewrap if present) or subprocess.", rich_help_panel=_SANDBOX),
+]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Time limit in seconds for the original's test run; candidates get less (default 300).",
+        rich_help_panel=_SANDBOX,
+    ),
+]
+MemoryOpt = Annotated[
+    int | None, typer.Option(help="Memory limit per sandboxed process, MiB (default 2048).", rich_help_panel=_SANDBOX)
+]
+TimingPairsOpt = Annotated[
+    int | None,
+    typer.Option(help="Interleaved original/candidate process pairs per timing (default 6).", rich_help_panel=_SANDBOX),
+]
+
+
 def refine_command(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The Python file to refine.", show_default=False)],
@@ -59,63 +140,101 @@ def refine_command(
             help="Project root (default: nearest folder with pyproject.toml, setup.cfg, pytest.ini, tox.ini or .git)."
         ),
     ] = None,
-    provider: Annotated[str, typer.Option(help="offline (default, no model) or scripted.")] = "offline",
-    script: Annotated[Path | None, typer.Option(help="JSON messages for --provider scripted.")] = None,
-    max_iterations: Annotated[
-        int | None, typer.Option(help="Most candidates to make (default from the task: 4).")
-    ] = None,
-    patience: Annotated[
-        int | None, typer.Option(help="Refinement rounds without improvement before stopping (default 1).")
-    ] = None,
-    max_calls: Annotated[int | None, typer.Option(help="Most model calls in the run.")] = None,
-    min_speedup: Annotated[
-        float, typer.Option(help="Speedup the interval's lower bound must clear (0.05 = 5%).")
-    ] = 0.05,
     write: Annotated[
         bool, typer.Option("--write", help="Apply the best verified candidate to FILE (atomically).")
     ] = False,
     report: Annotated[Path | None, typer.Option(help="Write the JSON report to this file.")] = None,
-    trace: Annotated[Path | None, typer.Option(help="Save every prompt and answer (and a replay script) here.")] = None,
-    sandbox: Annotated[str, typer.Option(help="auto, process (bubblewrap if present) or subprocess.")] = "auto",
-    timeout: Annotated[
-        float, typer.Option(help="Time limit in seconds for the original's test run; candidates get less.")
-    ] = 300.0,
-    memory_mb: Annotated[int, typer.Option(help="Memory limit per sandboxed process, in MiB.")] = 2048,
-    pass_env: Annotated[
-        list[str] | None, typer.Option("--pass-env", help="Environment variable the tests need (repeatable).")
+    trace: Annotated[
+        Path | None, typer.Option(help="Save every request and answer here; `coderefine replay DIR` reruns it.")
     ] = None,
-    timing_pairs: Annotated[int, typer.Option(help="Interleaved original/candidate process pairs per timing.")] = 6,
+    provider: ProviderOpt = None,
+    script: Annotated[
+        Path | None, typer.Option(help="JSON messages for --provider scripted.", rich_help_panel=_MODEL)
+    ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    temperature: TemperatureOpt = None,
+    seed: SeedOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    context_tokens: ContextTokensOpt = None,
+    cache: CacheOpt = None,
+    cache_dir: CacheDirOpt = None,
+    max_iterations: MaxIterationsOpt = None,
+    patience: PatienceOpt = None,
+    min_speedup: MinSpeedupOpt = None,
+    sandbox: SandboxOpt = None,
+    timeout: TimeoutOpt = None,
+    memory_mb: MemoryOpt = None,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option("--pass-env", help="Environment variable the tests need (repeatable).", rich_help_panel=_SANDBOX),
+    ] = None,
+    timing_pairs: TimingPairsOpt = None,
     keep_workspaces: Annotated[bool, typer.Option(hidden=True)] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
     debug: Annotated[bool, typer.Option(hidden=True, help="Show tracebacks of internal errors.")] = False,
 ) -> None:
-    options = RunOptions(
-        task=ctx.info_name or "optimize",
-        file=file,
-        function=function,
-        tests=tests,
-        root=root,
-        provider=provider,
-        script=script,
-        max_iterations=max_iterations,
-        patience=patience,
-        max_calls=max_calls,
-        min_speedup=min_speedup,
-        write=write,
-        trace=trace,
-        sandbox=sandbox,
-        timeout=timeout,
-        memory_mb=memory_mb,
-        pass_env=tuple(pass_env or ()),
-        timing_pairs=timing_pairs,
-        keep_workspaces=keep_workspaces,
-    )
+    flags = {
+        "provider": provider,
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "temperature": temperature,
+        "seed": seed,
+        "request_timeout": request_timeout,
+        "max_retries": max_retries,
+        "max_calls": max_calls,
+        "max_tokens": max_tokens,
+        "context_tokens": context_tokens,
+        "cache": cache,
+        "cache_dir": cache_dir,
+        "max_iterations": max_iterations,
+        "patience": patience,
+        "min_speedup": min_speedup,
+        "sandbox": sandbox,
+        "timeout": timeout,
+        "memory_mb": memory_mb,
+        "timing_pairs": timing_pairs,
+    }
+
+    def options() -> RunOptions:
+        return RunOptions(
+            task=ctx.info_name or "optimize",
+            file=file,
+            settings=resolve_settings(flags, file.parent if file.parent.is_dir() else Path.cwd()),
+            function=function,
+            tests=tests,
+            root=root,
+            script=script,
+            write=write,
+            trace=trace,
+            pass_env=tuple(pass_env or ()),
+            keep_workspaces=keep_workspaces,
+        )
+
+    _run_and_report(ctx.info_name or "optimize", str(file), options, report, quiet, debug)
+
+
+app.command("optimize", help="Make FILE faster; only verified, measurably faster versions are kept.")(refine_command)
+app.command("readability", help="Make FILE more readable; only verified, higher-scoring versions are kept.")(
+    refine_command
+)
+
+
+def _run_and_report(
+    task: str, file: str, make_options: Callable[[], RunOptions], report: Path | None, quiet: bool, debug: bool
+) -> None:
+    """Run, render, write the report (also on failure) and exit with the documented code."""
     view = ConsoleView(stdout, quiet=quiet)
-    result = prepare_result(options)
+    result = prepare_result(task, file)
     error: CoderefineError | None = None
     interrupted = False
     try:
-        execute(options, result, view)
+        execute(make_options(), result, view)
     except CoderefineError as exc:
         error = exc
     except KeyboardInterrupt:
@@ -129,9 +248,10 @@ def refine_command(
 
     if error is None and not interrupted:
         render_result(stdout, result)
-    elif interrupted:
-        result.stop_reason = "interrupted"
-        if result.iterations:
+    else:
+        if interrupted:
+            result.stop_reason = "interrupted"
+        if result.iterations:  # what was verified before the failure is shown, not lost
             render_result(stdout, result, show_diff=False)
     if report is not None:
         _write_report(report, result, error, interrupted)
@@ -139,8 +259,85 @@ def refine_command(
         stderr.print("interrupted: nothing was written")
         raise typer.Exit(ExitCode.INTERRUPTED)
     if error is not None:
-        stderr.print(f"error: {error.message}", markup=False, highlight=False)
+        stderr.print(f"error: {error.message}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(int(error.exit_code))
+
+
+@app.command("replay")
+def replay_command(
+    trace_dir: Annotated[Path, typer.Argument(help="A folder written by --trace.", show_default=False)],
+    report: Annotated[Path | None, typer.Option(help="Write the JSON report to this file.")] = None,
+    sandbox: SandboxOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
+    debug: Annotated[bool, typer.Option(hidden=True)] = False,
+) -> None:
+    """Rerun a traced run with its recorded answers: no model, no network, no cost."""
+    task, file = "optimize", str(trace_dir)
+
+    def options() -> RunOptions:
+        record = read_run_record(trace_dir)
+        flags = {**record.settings, "provider": "scripted", "sandbox": sandbox}
+        return RunOptions(
+            task=record.task,
+            file=record.file,
+            settings=resolve_settings(flags, record.file.parent if record.file.parent.is_dir() else Path.cwd()),
+            function=record.function,
+            tests=record.tests,
+            root=record.root,
+            script=record.script,
+            pass_env=record.pass_env,
+            expected_sha256=record.file_sha256,
+        )
+
+    try:
+        record = read_run_record(trace_dir)
+        task, file = record.task, str(record.file)
+    except CoderefineError:
+        pass  # reported by the run itself, with the report written
+    _run_and_report(task, file, options, report, quiet, debug)
+
+
+@app.command("config")
+def config_command(
+    path: Annotated[
+        Path | None, typer.Argument(help="File or folder whose pyproject.toml applies (default: here).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    temperature: TemperatureOpt = None,
+    seed: SeedOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    max_retries: MaxRetriesOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    context_tokens: ContextTokensOpt = None,
+    cache: CacheOpt = None,
+    cache_dir: CacheDirOpt = None,
+    max_iterations: MaxIterationsOpt = None,
+    patience: PatienceOpt = None,
+    min_speedup: MinSpeedupOpt = None,
+    sandbox: SandboxOpt = None,
+    timeout: TimeoutOpt = None,
+    memory_mb: MemoryOpt = None,
+    timing_pairs: TimingPairsOpt = None,
+) -> None:
+    """Print the effective settings, where each comes from, and which provider a run would use."""
+    flags = {name: value for name, value in locals().items() if name in SPEC_BY_NAME}
+    start = path or Path.cwd()
+    try:
+        if not start.exists():
+            raise InputFileNotFound(f"{start}: no such file or folder")
+        view = describe_settings(resolve_settings(flags, start))
+    except CoderefineError as exc:
+        stderr.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    if as_json:
+        stdout.print_json(data=view)
+    else:
+        render_settings(stdout, view)
 
 
 def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:
@@ -158,14 +355,8 @@ def _write_report(path: Path, result: Result, error: CoderefineError | None, int
     try:
         write_text_atomically(path, render_json(result, details))
     except OSError as exc:
-        stderr.print(f"error: cannot write the report to {path}: {exc.strerror}", markup=False)
+        stderr.print(f"error: cannot write the report to {path}: {exc.strerror}", markup=False, soft_wrap=True)
         raise typer.Exit(int(ExitCode.WRITE_CONFLICT)) from None
-
-
-app.command("optimize", help="Make FILE faster; only verified, measurably faster versions are kept.")(refine_command)
-app.command("readability", help="Make FILE more readable; only verified, higher-scoring versions are kept.")(
-    refine_command
-)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from coderefine.records import Baseline, Iteration, Role
 
@@ -30,6 +31,7 @@ class ModelRequest:
     role: Role
     messages: list[dict[str, str]]  # OpenAI chat format, for model providers
     context: RunContext  # the same facts, structured, for rule-based providers
+    omitted_attempts: tuple[int, ...] = ()  # history left out of the prompt to fit the context budget
 
 
 @dataclass(frozen=True)
@@ -38,3 +40,6 @@ class ModelReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
+    cached: bool = False  # served from the on-disk cache: cost nothing
+    usage_estimated: bool = False  # the endpoint reported no usage; tokens are estimated from the text
+    parameters: dict[str, Any] = field(default_factory=dict)  # what was sent besides the messages

@@ -24,6 +24,8 @@ class ExitCode(IntEnum):
     SANDBOX = 11
     PROVIDER = 12
     WRITE_CONFLICT = 13
+    CONFIG = 14  # a bad value or unknown key in pyproject.toml [tool.coderefine] or a CODEREFINE_* variable
+    PROVIDER_REJECTED = 15  # the endpoint refused the key, the model or the URL (401/403/404): fix the settings
     INTERRUPTED = 130
 
 
@@ -77,6 +79,14 @@ class SandboxError(CoderefineError):
 
 class ProviderError(CoderefineError):
     exit_code = ExitCode.PROVIDER
+
+
+class ProviderRejected(CoderefineError):
+    exit_code = ExitCode.PROVIDER_REJECTED
+
+
+class ConfigError(CoderefineError):
+    exit_code = ExitCode.CONFIG
 
 
 class WriteConflict(CoderefineError):

@@ -23,7 +23,7 @@ from typing import Protocol
 from coderefine.candidate import CandidateRejected, build_candidate, original_candidate
 from coderefine.context import ModelReply, ModelRequest, RunContext
 from coderefine.evaluation import Evaluator
-from coderefine.prompts import build_messages
+from coderefine.prompts import build_prompt
 from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
 from coderefine.records import Baseline, Candidate, Iteration, Result, Role, Usage, Verdict
 from coderefine.tasks import Scorer, TaskSpec, correctness_problem
@@ -35,10 +35,15 @@ class LoopSettings:
     patience: int
     min_improvement: float
     max_calls: int | None = None
+    max_tokens: int | None = None  # prompt + answer tokens over the run
+    context_tokens: int | None = None  # prompt budget: older history is left out beyond it
 
 
 class LoopObserver(Protocol):
     """Progress hooks for a live view; the loop works without one."""
+
+    def note(self, text: str) -> None:
+        """A one-line fact about the run's setup (which provider and sandbox, and why)."""
 
     def baseline_done(self, baseline: Baseline) -> None: ...
 
@@ -48,6 +53,9 @@ class LoopObserver(Protocol):
 
 
 class _Silent:
+    def note(self, text: str) -> None:
+        pass
+
     def baseline_done(self, baseline: Baseline) -> None:
         pass
 
@@ -161,14 +169,31 @@ class RefinementLoop:
         if self.settings.max_calls is not None and self.usage.calls >= self.settings.max_calls:
             self.stop_reason = f"call budget exhausted ({self.settings.max_calls} calls)"
             return None
+        prompt = build_prompt(self.task, role, self.context, current, self.settings.context_tokens)
+        budget = self.settings.max_tokens
+        if budget is not None:
+            spent = self.usage.total_tokens
+            if spent >= budget:
+                self.stop_reason = f"token budget exhausted ({spent} of {budget} tokens)"
+                return None
+            if spent + prompt.estimated_tokens > budget:
+                self.stop_reason = (
+                    f"token budget: the next prompt (~{prompt.estimated_tokens} tokens) would exceed the "
+                    f"{budget - spent} left of {budget}"
+                )
+                return None
         self.observer.step_started(f"{self.provider.name}: {role.value}")
-        messages = build_messages(self.task, role, self.context, current)
+        request = ModelRequest(
+            role=role, messages=prompt.messages, context=self.context, omitted_attempts=prompt.omitted_attempts
+        )
         try:
-            reply = self.provider.complete(ModelRequest(role=role, messages=messages, context=self.context))
+            reply = self.provider.complete(request)
         except ScriptExhausted:
             self.stop_reason = "script exhausted"
             return None
-        self.usage.add(reply.prompt_tokens, reply.completion_tokens)
+        self.usage.add(
+            reply.prompt_tokens, reply.completion_tokens, cached=reply.cached, estimated=reply.usage_estimated
+        )
         return reply
 
     def _make_iteration(self, index: int, role: Role, reply: ModelReply) -> Iteration:

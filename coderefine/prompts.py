@@ -2,11 +2,14 @@
 
 Templates use `$name` placeholders (string.Template), so code with braces needs no escaping. The refine
 prompt carries the whole history — every earlier attempt, its execution facts and the feedback on it —
-as Self-Refine prescribes.
+as Self-Refine prescribes. When that history outgrows the context budget, the oldest attempts are left
+out, except the best verified one; the original and the most recent attempt always stay.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from string import Template
 
 from coderefine.context import RunContext
@@ -34,10 +37,37 @@ def _answer_scope(context: RunContext) -> str:
     )
 
 
-def render_history(context: RunContext) -> str:
+# Without a tokenizer for every model an endpoint may serve, estimate: code and English run at roughly
+# 3-4 characters per token, and 3.5 errs on the side of leaving room.
+_CHARS_PER_TOKEN = 3.5
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / _CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    omitted_attempts: tuple[int, ...] = ()  # attempts left out of the history to fit the budget
+
+    @property
+    def estimated_tokens(self) -> int:
+        return sum(estimate_tokens(m["content"]) for m in self.messages)
+
+
+def render_history(context: RunContext, omit: frozenset[int] = frozenset()) -> str:
     parts = []
+    omitted = [iteration.index for iteration in context.history if iteration.index in omit]
+    if omitted:
+        listed = ", ".join(str(index) for index in omitted)
+        parts.append(
+            f"(Attempt{'s' if len(omitted) > 1 else ''} {listed} left out to fit the context budget; shown are the "
+            "best verified attempt and the most recent ones.)"
+        )
     for iteration in context.history:
-        parts.append(_render_iteration(iteration, context))
+        if iteration.index not in omit:
+            parts.append(_render_iteration(iteration, context))
     return "\n\n".join(parts) if parts else "(no attempts yet)"
 
 
@@ -59,8 +89,26 @@ def _render_iteration(iteration: Iteration, context: RunContext) -> str:
     )
 
 
-def build_messages(
-    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None = None
+def build_prompt(
+    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None = None, budget_tokens: int | None = None
+) -> Prompt:
+    """The messages for one call; for refine, as much history as `budget_tokens` allows (None: all)."""
+    omit: set[int] = set()
+    prompt = Prompt(_messages(task, role, context, current, frozenset()))
+    if role is not Role.REFINE or budget_tokens is None:
+        return prompt
+    keep = {context.history[-1].index} if context.history else set()
+    if context.best is not None:
+        keep.add(context.best.index)
+    droppable = [iteration.index for iteration in context.history if iteration.index not in keep]
+    while prompt.estimated_tokens > budget_tokens and droppable:
+        omit.add(droppable.pop(0))  # oldest first
+        prompt = Prompt(_messages(task, role, context, current, frozenset(omit)), tuple(sorted(omit)))
+    return prompt
+
+
+def _messages(
+    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None, omit: frozenset[int]
 ) -> list[dict[str, str]]:
     values = {
         "file": context.file,
@@ -68,7 +116,7 @@ def build_messages(
         "answer_scope": _answer_scope(context),
         "original_code": context.original_code.rstrip(),
         "facts": baseline_facts(context.baseline) if context.baseline else "(not measured)",
-        "history": render_history(context) if role is Role.REFINE else "",
+        "history": render_history(context, omit) if role is Role.REFINE else "",
         "candidate_code": "",
         "candidate_facts": "",
     }

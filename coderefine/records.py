@@ -135,14 +135,32 @@ class Iteration:
 
 @dataclass
 class Usage:
+    """Model calls and tokens. Cached answers count toward the budgets (so a repeated run takes the same
+    path) but are reported apart: they cost nothing."""
+
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_calls: int = 0
+    cached_tokens: int = 0
+    estimated: bool = False  # some token counts were estimated from text: the endpoint reported none
 
-    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+    def add(self, prompt_tokens: int, completion_tokens: int, *, cached: bool = False, estimated: bool = False) -> None:
         self.calls += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
+        if cached:
+            self.cached_calls += 1
+            self.cached_tokens += prompt_tokens + completion_tokens
+        self.estimated = self.estimated or estimated
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def billed_tokens(self) -> int:
+        return self.total_tokens - self.cached_tokens
 
 
 @dataclass(frozen=True)
@@ -167,5 +185,7 @@ class Result:
     usage: Usage = field(default_factory=Usage)
     warnings: list[str] = field(default_factory=list)
     provider: str = ""
+    provider_reason: str = ""  # why this provider: a flag, a setting, a key in the environment, or none
+    model: str | None = None  # "model M at URL" for model providers
     sandbox: str = ""
     written: bool = False

@@ -15,13 +15,14 @@ from coderefine.evaluation import EvaluationSettings, Evaluator
 from coderefine.loop import LoopObserver, LoopSettings, RefinementLoop
 from coderefine.project import resolve_project
 from coderefine.providers.base import Provider
-from coderefine.providers.registry import make_provider
+from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.records import Result
 from coderefine.sandboxes.base import looks_secret
 from coderefine.sandboxes.registry import make_sandbox
+from coderefine.settings import Settings
 from coderefine.source import is_script, read_source, resolve_targets
 from coderefine.tasks import load_task, scorer_for
-from coderefine.trace import TracingProvider
+from coderefine.trace import TracingProvider, write_run_record
 from coderefine.writeback import write_atomically
 
 
@@ -29,47 +30,28 @@ from coderefine.writeback import write_atomically
 class RunOptions:
     task: str
     file: Path
+    settings: Settings  # provider, model, budgets, sandbox, limits: flag > env > pyproject > default
     function: str | None = None
     tests: Path | None = None
     root: Path | None = None
-    provider: str = "offline"
     script: Path | None = None
-    max_iterations: int | None = None
-    patience: int | None = None
-    max_calls: int | None = None
-    min_speedup: float = 0.05
     write: bool = False
     trace: Path | None = None
-    sandbox: str = "auto"
-    timeout: float = 300.0
-    memory_mb: int = 2048
     pass_env: tuple[str, ...] = ()
-    timing_pairs: int = 6
     keep_workspaces: bool = False
+    expected_sha256: str | None = None  # replay: the file as it was traced
 
 
-def _check_numbers(options: RunOptions) -> None:
-    if options.max_iterations is not None and options.max_iterations < 1:
-        raise UsageError("--max-iterations must be at least 1")
-    if options.patience is not None and options.patience < 1:
-        raise UsageError("--patience must be at least 1")
-    if options.max_calls is not None and options.max_calls < 1:
-        raise UsageError("--max-calls must be at least 1")
-    if options.timing_pairs < 2:
-        raise UsageError("--timing-pairs must be at least 2 (an interval needs two pairs)")
-    if options.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    if not 0 <= options.min_speedup < 10:
-        raise UsageError("--min-speedup is a fraction, e.g. 0.05 for 5%")
+def _check_pass_env(options: RunOptions) -> None:
     for name in options.pass_env:
         if looks_secret(name):
             raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
 
 
-def prepare_result(options: RunOptions) -> Result:
+def prepare_result(task: str, file: str) -> Result:
     return Result(
-        task=options.task,
-        file=str(options.file),
+        task=task,
+        file=file,
         status="failed",
         stop_reason="",
         original_code="",
@@ -80,20 +62,33 @@ def prepare_result(options: RunOptions) -> Result:
 
 def execute(options: RunOptions, result: Result, observer: LoopObserver | None = None) -> Result:
     """Run the loop, filling `result` in as it goes (the caller reports it even if this raises)."""
-    _check_numbers(options)
+    _check_pass_env(options)
+    settings = options.settings
     task = load_task(options.task)
     source = read_source(options.file)
     result.original_code = source.text
+    if options.expected_sha256 is not None and options.expected_sha256 != source.raw_sha256:
+        result.warnings.append(f"{options.file} changed since the trace was made; the replay may take another path")
     targets = resolve_targets(source.text, options.function, options.file)
-    provider: Provider = make_provider(options.provider, options.script)
+    choice = choose_provider(settings, options.script)
+    model_provider = make_provider(choice.name, settings, options.script)
+    provider: Provider = model_provider
+    result.provider, result.provider_reason = provider.name, choice.reason
+    result.model = getattr(provider, "description", None)
     project = resolve_project(source.path, options.tests, options.root)
-    sandbox = make_sandbox(options.sandbox)
-    result.provider = provider.name
+    sandbox = make_sandbox(settings["sandbox"])
     result.sandbox = sandbox.name
     if sandbox.warning:
         result.warnings.append(sandbox.warning)
+    if observer is not None:
+        model = f" ({result.model})" if result.model else ""
+        observer.note(f"provider: {provider.name}{model} - {choice.reason}")
+    preflight = getattr(provider, "check", None)
+    if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
+        preflight()
     if options.trace is not None:
         provider = TracingProvider(provider, options.trace)
+        write_run_record(options.trace, options, project.root, source.raw_sha256)
 
     whole_module = options.function is None and is_script(source.text)
     context = RunContext(
@@ -105,16 +100,16 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         whole_module=whole_module,
         offline_rules=task.offline_rules,
     )
-    settings = EvaluationSettings(
+    evaluation_settings = EvaluationSettings(
         measure_speed=task.measure_speed,
-        test_timeout=options.timeout,
-        memory_mb=options.memory_mb,
-        timing_pairs=options.timing_pairs,
-        min_speedup=options.min_speedup,
+        test_timeout=settings["timeout"],
+        memory_mb=settings["memory_mb"],
+        timing_pairs=settings["timing_pairs"],
+        min_speedup=settings["min_speedup"],
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,
     )
-    evaluator = Evaluator(project, targets, sandbox, settings, with_bom=source.has_bom)
+    evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
     loop = RefinementLoop(
         task,
         scorer_for(task),
@@ -122,10 +117,12 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         evaluator,
         context,
         LoopSettings(
-            max_iterations=options.max_iterations or task.max_iterations,
-            patience=options.patience or task.patience,
+            max_iterations=settings["max_iterations"] or task.max_iterations,
+            patience=settings["patience"] or task.patience,
             min_improvement=task.min_improvement,
-            max_calls=options.max_calls,
+            max_calls=settings["max_calls"],
+            max_tokens=settings["max_tokens"],
+            context_tokens=settings["context_tokens"],
         ),
         observer,
     )
@@ -133,6 +130,7 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         loop.run(result)
     finally:
         evaluator.close()
+        result.warnings.extend(getattr(model_provider, "warnings", ()))
     best = result.best
     if options.write and best is not None and best.candidate is not None:
         data = best.candidate.code.encode("utf-8")

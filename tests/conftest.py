@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from coderefine.settings import SPECS
+
 REPO = Path(__file__).resolve().parent.parent
 BENCH = Path(os.environ.get("CODEREFINE_BENCH", REPO.parent / "shared" / "bench"))
 IN_CI = os.environ.get("CI") == "true"
+MODEL_ENVIRONMENT = frozenset({"OPENAI_API_KEY", *(name for spec in SPECS for name in spec.env)})
 
 
 def require(condition: bool, reason: str) -> None:
@@ -71,8 +74,13 @@ def make_project(tmp_path: Path) -> Callable[..., Path]:
 def run_cli(
     *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    """The real command line, in a subprocess, as a user runs it."""
-    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    """The real command line, in a subprocess, as a user runs it.
+
+    The developer's own model settings (a key, a base URL, CODEREFINE_* variables) are left out, so that
+    the default provider is the same everywhere; a test passes the ones it wants in `env`.
+    """
+    inherited = {name: value for name, value in os.environ.items() if name not in MODEL_ENVIRONMENT}
+    full_env = {**inherited, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "coderefine", *map(str, args)],
         cwd=cwd,

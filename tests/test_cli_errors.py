@@ -82,7 +82,9 @@ def test_scripted_without_script(cli, make_project):
 
 def test_unknown_provider_and_bad_numbers(cli, make_project):
     root = make_project({"mod.py": GOOD_MODULE, "test_mod.py": GOOD_TEST})
-    assert_clean_error(cli("optimize", root / "mod.py", "--provider", "gpt"), ExitCode.USAGE, "unknown provider")
+    assert_clean_error(
+        cli("optimize", root / "mod.py", "--provider", "gpt"), ExitCode.USAGE, "--provider must be one of"
+    )
     assert_clean_error(cli("optimize", root / "mod.py", "--max-iterations", "0"), ExitCode.USAGE, "--max-iterations")
     assert_clean_error(cli("optimize", root / "mod.py", "--pass-env", "OPENAI_API_KEY"), ExitCode.USAGE, "secret")
 

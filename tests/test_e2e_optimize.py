@@ -98,12 +98,12 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     assert (task / "solution.py").read_text() == original  # no --write: nothing changed
 
     # The refine prompt carries the whole history: attempt 0's code, its execution facts, its feedback.
-    refine_prompt = json.loads((trace / "003-refine.json").read_text())["messages"][-1]["content"]
+    refine_prompt = json.loads((trace / "003-refine.json").read_text())["request"]["messages"][-1]["content"]
     assert "### Attempt 0 (generate)" in refine_prompt
     assert "beginning_of_suffix += 2" in refine_prompt
     assert "test_solution.py::test_case[" in refine_prompt
     assert "line 22 skips every other suffix" in refine_prompt
-    feedback_prompt = json.loads((trace / "004-feedback.json").read_text())["messages"][-1]["content"]
+    feedback_prompt = json.loads((trace / "004-feedback.json").read_text())["request"]["messages"][-1]["content"]
     assert "Speed:" in feedback_prompt and "95% interval" in feedback_prompt
     assert "14 recorded calls replayed" in feedback_prompt
 

@@ -35,3 +35,12 @@ def test_every_exit_code_is_documented():
     table = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     documented = {int(code) for code in re.findall(r"^\| (\d+) \|", table, re.MULTILINE)}
     assert documented == {int(code) for code in ExitCode}
+
+
+def test_every_setting_is_documented():
+    from coderefine.settings import SPECS
+
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("#### Settings", 1)[1].split("\n#### ", 1)[0]
+    for spec in SPECS:
+        assert f"`{spec.name}`" in table, spec.name

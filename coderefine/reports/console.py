@@ -10,7 +10,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from coderefine.records import Baseline, Iteration, Result
+from coderefine.records import Baseline, Iteration, Result, Usage
 
 
 def _tests_cell(iteration: Iteration) -> str:
@@ -55,6 +55,11 @@ class ConsoleView:
             self._status.start()
         else:
             self._status.update(text)
+
+    def note(self, text: str) -> None:
+        self._stop_status()
+        if not self.quiet:
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def baseline_done(self, baseline: Baseline) -> None:
         self._stop_status()
@@ -126,11 +131,20 @@ def render_result(console: Console, result: Result, show_diff: bool = True) -> N
     console.print(summary_line(result), highlight=False)
 
 
+def usage_text(usage: Usage) -> str:
+    """Calls and tokens, with what the cache saved: '5 model calls (2 cached), 9120 tokens (3310 billed)'."""
+    text = f"{usage.calls} model call{'s' if usage.calls != 1 else ''}"
+    if usage.cached_calls:
+        text += f" ({usage.cached_calls} cached)"
+    if usage.total_tokens:
+        text += f", {'~' if usage.estimated else ''}{usage.total_tokens} tokens"
+        if usage.cached_tokens:
+            text += f" ({usage.billed_tokens} billed)"
+    return text
+
+
 def summary_line(result: Result) -> str:
-    usage = result.usage
-    calls = f"{usage.calls} model call{'s' if usage.calls != 1 else ''}"
-    if usage.prompt_tokens or usage.completion_tokens:
-        calls += f", {usage.prompt_tokens + usage.completion_tokens} tokens"
+    calls = usage_text(result.usage)
     best = result.best
     if best is None or best.evaluation is None:
         return (
