@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.helpers
 
 from coderefine.records import Candidate
-from coderefine.rewrites.cst_tools import is_docstring
+from coderefine.rewrites.cst_tools import is_docstring, parses
 
 _FENCE = re.compile(
     r"(?P<fence>```|~~~)[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)(?:\n[ \t]*(?P=fence)|\Z)", re.DOTALL
@@ -36,14 +36,6 @@ class Extracted:
     code: str
     truncated: bool  # the fenced block was never closed, e.g. the model ran out of tokens
     notes: tuple[str, ...] = ()  # what the extraction skipped, for the feedback step
-
-
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _defines(code: str) -> bool:
@@ -72,9 +64,9 @@ def extract_code(message: str) -> Extracted:
             "answer with a ```python block"
         )
     bodies = [block.group("body").rstrip() + "\n" for block in python]
-    chosen = next((i for i, body in enumerate(bodies) if _parses(body) and _defines(body)), None)
+    chosen = next((i for i, body in enumerate(bodies) if parses(body) and _defines(body)), None)
     if chosen is None:
-        chosen = next((i for i, body in enumerate(bodies) if _parses(body)), 0)
+        chosen = next((i for i, body in enumerate(bodies) if parses(body)), 0)
     block = python[chosen]
     truncated = block.end() == len(message) and not message.rstrip().endswith(block.group("fence"))
     notes = []
@@ -124,7 +116,7 @@ def build_candidate(
     extracted = extract_code(message)
     if extracted.truncated:
         raise CandidateRejected("the code block is not closed: the answer looks truncated")
-    if not _FENCE.search(message) and not _parses(extracted.code):
+    if not _FENCE.search(message) and not parses(extracted.code):
         raise CandidateRejected("the answer has no code block, and as a whole it is not Python")
     parse_or_reject(extracted.code, "the proposed code")
     if whole_module:

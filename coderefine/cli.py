@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -178,28 +179,8 @@ def refine_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
     debug: Annotated[bool, typer.Option(hidden=True, help="Show tracebacks of internal errors.")] = False,
 ) -> None:
-    flags = {
-        "provider": provider,
-        "model": model,
-        "base_url": base_url,
-        "api_key_env": api_key_env,
-        "temperature": temperature,
-        "seed": seed,
-        "request_timeout": request_timeout,
-        "max_retries": max_retries,
-        "max_calls": max_calls,
-        "max_tokens": max_tokens,
-        "context_tokens": context_tokens,
-        "cache": cache,
-        "cache_dir": cache_dir,
-        "max_iterations": max_iterations,
-        "patience": patience,
-        "min_speedup": min_speedup,
-        "sandbox": sandbox,
-        "timeout": timeout,
-        "memory_mb": memory_mb,
-        "timing_pairs": timing_pairs,
-    }
+    # Every setting option is named after its setting, so the flags are the locals of that name.
+    flags = {name: value for name, value in locals().items() if name in SPEC_BY_NAME}
 
     def options() -> RunOptions:
         return RunOptions(
@@ -297,35 +278,14 @@ def replay_command(
     _run_and_report(task, file, options, report, quiet, debug)
 
 
-@app.command("config")
 def config_command(
     path: Annotated[
         Path | None, typer.Argument(help="File or folder whose pyproject.toml applies (default: here).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-    provider: ProviderOpt = None,
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    temperature: TemperatureOpt = None,
-    seed: SeedOpt = None,
-    request_timeout: RequestTimeoutOpt = None,
-    max_retries: MaxRetriesOpt = None,
-    max_calls: MaxCallsOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    context_tokens: ContextTokensOpt = None,
-    cache: CacheOpt = None,
-    cache_dir: CacheDirOpt = None,
-    max_iterations: MaxIterationsOpt = None,
-    patience: PatienceOpt = None,
-    min_speedup: MinSpeedupOpt = None,
-    sandbox: SandboxOpt = None,
-    timeout: TimeoutOpt = None,
-    memory_mb: MemoryOpt = None,
-    timing_pairs: TimingPairsOpt = None,
+    **flags: Any,
 ) -> None:
     """Print the effective settings, where each comes from, and which provider a run would use."""
-    flags = {name: value for name, value in locals().items() if name in SPEC_BY_NAME}
     start = path or Path.cwd()
     try:
         if not start.exists():
@@ -338,6 +298,17 @@ def config_command(
         stdout.print_json(data=view)
     else:
         render_settings(stdout, view)
+
+
+# `config` takes the same setting options as the refine commands. Typer reads a command's options from
+# its signature, so the signature is composed from refine_command's instead of declaring each twice.
+config_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        *list(inspect.signature(config_command, eval_str=True).parameters.values())[:2],
+        *(p for p in inspect.signature(refine_command, eval_str=True).parameters.values() if p.name in SPEC_BY_NAME),
+    ]
+)
+app.command("config")(config_command)
 
 
 def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:

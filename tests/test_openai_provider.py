@@ -358,3 +358,14 @@ def test_replay_of_something_that_is_not_a_trace(tmp_path, make, message):
     proc = run_cli("replay", make(tmp_path))
     assert proc.returncode == ExitCode.BAD_SCRIPT and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_failure_mid_run_keeps_what_was_verified_in_view(server, run_openai, make_project):
+    root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
+    before = (root / "mod.py").read_text()
+    server.queue(python(CLEAN_EVENS), fault(500, "gone"))
+    proc, report = run_openai("readability", root / "mod.py", "--max-retries", "0", "--write", expect=ExitCode.PROVIDER)
+    assert "failed the feedback request with HTTP 500: gone" in proc.stderr
+    assert len(report["iterations"]) == 1 and report["iterations"][0]["evaluated"]  # reported, not lost
+    assert "trajectory" in proc.stdout
+    assert (root / "mod.py").read_text() == before  # an interrupted run writes nothing

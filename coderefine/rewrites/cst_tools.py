@@ -9,6 +9,7 @@ every function nested in it.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,6 +19,16 @@ import libcst as cst
 from libcst.metadata import ComprehensionScope, MetadataWrapper, Scope, ScopeProvider
 
 from coderefine.rewrites.facts import ModuleFacts, fresh_name, module_facts
+
+
+def parses(code: str) -> bool:
+    """True when `code` is a valid Python module."""
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
 
 Replacement = cst.CSTNode | cst.FlattenSentinel[cst.CSTNode] | cst.RemovalSentinel
 

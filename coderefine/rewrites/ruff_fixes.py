@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ruff.__main__ import find_ruff_bin
 
+from coderefine.rewrites.cst_tools import parses
 from coderefine.rewrites.targets import definition_spans, line_starts, span_offsets, split_lines
 
 # coderefine itself needs Python >= 3.10, so the code it rewrites runs on 3.10 or later. Pinning the
@@ -178,9 +179,9 @@ def apply_fix_rule(source: str, rule: RuffFix, targets: Sequence[str] | None) ->
         if not usable:
             break
         new = _apply(code, usable)
-        if not _parses(new):
+        if not parses(new):
             new = _apply(code, usable[:1])  # ruff isolates some fixes; one at a time is always safe
-            if not _parses(new):
+            if not parses(new):
                 break
         if new == code:
             break
@@ -258,14 +259,6 @@ def _overlap(a: _Edit, b: _Edit) -> bool:
     return a.start <= b.end and b.start <= a.end
 
 
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def apply_format(source: str, targets: Sequence[str] | None) -> str:
     """`ruff format` the module, or only the target definitions (spliced from the formatted module).
 
@@ -285,7 +278,7 @@ def apply_format(source: str, targets: Sequence[str] | None) -> str:
         ],
         source,
     )
-    if formatted is None or not _parses(formatted):
+    if formatted is None or not parses(formatted):
         return source
     if targets is None:
         return formatted
