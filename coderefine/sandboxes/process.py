@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from coderefine.sandboxes.base import SandboxJob, SandboxOutcome
+from coderefine.sandboxes.base import SOLE_USER_ENV, SandboxJob, SandboxOutcome
 
 _FILE_SIZE_LIMIT = 1 << 30  # one file may not grow past 1 GiB: a candidate filling the disk is stopped
 
@@ -71,6 +71,7 @@ class ProcessSandbox:
         self.extra_readable = extra_readable
         self.bwrap = shutil.which("bwrap") if use_bwrap is not False else None
         self.warning: str | None = None
+        self.reason: str | None = None
         if self.bwrap is not None:
             problem = self._probe()
             if problem is not None:
@@ -134,10 +135,14 @@ class ProcessSandbox:
         argv += ["--chdir", str(cwd)]
         return argv
 
+    def close(self) -> None:
+        """Nothing outlives a job here: each one is its own process tree, killed when it ends."""
+
     def run(self, job: SandboxJob) -> SandboxOutcome:
         if self.bwrap:
             argv = [*self._bwrap_prefix(job.cwd, job.writable, job.readonly), "--clearenv"]
-            for key, value in job.env.items():
+            # A PID namespace of its own: every process the job's user can signal belongs to the job.
+            for key, value in {**job.env, SOLE_USER_ENV: "1"}.items():
                 argv += ["--setenv", key, value]
             argv += ["--", *job.argv]
             env = None
