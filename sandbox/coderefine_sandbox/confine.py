@@ -167,9 +167,9 @@ def seal(path: str) -> None:
                 os.chmod(target, stat.S_IMODE(mode) & ~0o022 & ~stat.S_ISUID & ~stat.S_ISGID)
 
 
-def sweep(folder: str) -> None:
+def sweep(folder: str, keep: tuple[str, ...] = ()) -> None:
     """Remove what this uid created directly in a shared, world-writable folder (/tmp, /dev/shm, the
-    scratch root): nothing it planted there may be found by a later job."""
+    scratch root), except the kept folders: nothing else it planted there may be found by a later job."""
     uid = os.getuid()
     try:
         names = os.listdir(folder)
@@ -177,6 +177,8 @@ def sweep(folder: str) -> None:
         return
     for name in names:
         path = os.path.join(folder, name)
+        if os.path.normpath(path) in keep:
+            continue
         try:
             if os.lstat(path).st_uid == uid:
                 _remove(path)
@@ -197,8 +199,9 @@ def finish(spec: dict[str, Any]) -> int:
             seal(path)
         except OSError as exc:
             problems.append(f"{path}: {exc}")
+    kept = tuple(os.path.normpath(path) for path in spec.get("seal", []))
     for folder in spec.get("sweep", []):
-        sweep(folder)
+        sweep(folder, kept)
     if not clean:
         problems.append("processes of the job survived repeated kills")
     sys.stdout.write(json.dumps({"problems": problems}))
