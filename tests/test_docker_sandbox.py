@@ -298,3 +298,24 @@ def test_auto_without_an_engine_falls_back_to_process_and_says_why(monkeypatch, 
     assert box.name.startswith("process") and "no Docker engine answered" in box.reason
     with pytest.raises(SandboxError, match="needs a Docker engine"):
         make_sandbox("auto", image="anything:1")
+
+
+def test_a_folder_the_sandbox_users_cannot_read_is_named_and_auto_falls_back(tmp_path):
+    require_docker()
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    code = (
+        "from coderefine.errors import SandboxError\n"
+        "from coderefine.sandboxes.registry import make_sandbox\n"
+        "box = make_sandbox('auto')\n"
+        "print(box.name, '|', box.reason)\n"
+        "try:\n"
+        "    make_sandbox('docker')\n"
+        "except SandboxError as exc:\n"
+        "    print(exc.message)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(private)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    auto, error = proc.stdout.splitlines()
+    assert auto.startswith("process") and "cannot read" in auto
+    assert error.startswith(f"the Docker sandbox's users cannot read {private} (mode 0o700)")

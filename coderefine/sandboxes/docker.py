@@ -100,14 +100,37 @@ class DockerSandbox:
         # Job uids: a random base per run, far from real users and from other runs on this machine.
         self._next_uid = 1_000_000 + secrets.randbelow(1_000_000) * 1_000
         self._confine = str(sandbox_dir().resolve() / "coderefine_sandbox" / "confine.py")
+        self._check_readable()
 
     # ------------------------------------------------------------------ container lifecycle
 
-    def _mounts(self, job: SandboxJob, scratch: Path) -> dict[str, dict[str, str]]:
+    def _host_paths(self) -> list[Path]:
+        """What every container of this sandbox mounts read-only from the host: the runner, and for the
+        offline image the interpreter and the system libraries. The folder coderefine was started from
+        is left out: `python -m` puts it on sys.path, but the sandbox never needs it."""
         wanted = [sandbox_dir().resolve()]
         if not self.own_interpreter:
-            wanted += [*interpreter_paths(), *system_mounts()]
-        wanted += [p.resolve() for p in job.readonly if not _inside(p.resolve(), scratch)]
+            launched_from = Path(sys.path[0]).resolve() if sys.path and sys.path[0] else None
+            wanted += [p for p in interpreter_paths() if p != launched_from or p == Path(sys.prefix).resolve()]
+            wanted += system_mounts()
+        return wanted
+
+    def _check_readable(self) -> None:
+        """Jobs run as users that exist nowhere on the host, so they read the host's folders with the
+        permissions for "others". A 0700 folder (a virtualenv under a private temporary folder, say)
+        would make the interpreter fail inside; say so now, in one line, instead."""
+        for path in self._host_paths():
+            if not path.exists() or _forbidden(path):
+                continue
+            mode = path.stat().st_mode
+            if (mode & 0o005 != 0o005) if path.is_dir() else not mode & 0o004:
+                raise SandboxError(
+                    f"the Docker sandbox's users cannot read {path} (mode {oct(mode & 0o777)}): make it readable "
+                    "for others (chmod o+rX), or use --sandbox process, or --image with an image of your own"
+                )
+
+    def _mounts(self, job: SandboxJob, scratch: Path) -> dict[str, dict[str, str]]:
+        wanted = [*self._host_paths(), *(p.resolve() for p in job.readonly if not _inside(p.resolve(), scratch))]
         binds: dict[str, dict[str, str]] = {}
         chosen: list[Path] = []
         for path in sorted(set(wanted), key=lambda p: len(p.parts)):
@@ -117,7 +140,7 @@ class DockerSandbox:
             if not path.exists() or shadows or _forbidden(path) or any(_inside(path, c) for c in chosen):
                 continue
             chosen.append(path)
-            binds[str(path.resolve())] = {"bind": str(path), "mode": "ro"}
+            binds[str(path)] = {"bind": str(path), "mode": "ro"}
         return binds
 
     def _open(self, job: SandboxJob, scratch: Path) -> None:

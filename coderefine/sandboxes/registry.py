@@ -25,9 +25,15 @@ def make_sandbox(name: str, image: str | None = None) -> Sandbox:
     if name == "auto":
         problem = engine_problem()
         if problem is None:
-            sandbox = _docker(image)
-            sandbox.reason = "--sandbox auto: a Docker engine answered, so candidates run in Docker"
-            return sandbox
+            try:
+                sandbox = _docker(image)
+            except SandboxError as exc:
+                if image is not None:
+                    raise
+                problem = f"Docker cannot be used ({exc.message})"
+            else:
+                sandbox.reason = "--sandbox auto: a Docker engine answered, so candidates run in Docker"
+                return sandbox
         if image is not None:
             raise SandboxError(f"--image {image} needs a Docker engine: {problem}")
         process = ProcessSandbox()

@@ -82,23 +82,26 @@ def unpack(data: bytes, root: str) -> None:
 
 
 def start(spec: dict[str, Any]) -> int:
-    """The job's folders arrive on stdin as a length-prefixed tarball (the host's copy is never mounted:
-    the container sees none of the host's scratch folder); stdin is then /dev/null for the job."""
+    """Docker: the job's folders arrive on stdin as a length-prefixed tarball (the host's copy is never
+    mounted: the container sees none of the host's scratch folder); stdin is then /dev/null for the job.
+    Bubblewrap: only the limits (no "root" in the spec, no ready marker)."""
     try:
-        stdin = sys.stdin.buffer
-        unpack(_read_exactly(stdin, int.from_bytes(_read_exactly(stdin, 8), "big")), spec["root"])
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        os.umask(0o022)
+        if "root" in spec:
+            stdin = sys.stdin.buffer
+            unpack(_read_exactly(stdin, int.from_bytes(_read_exactly(stdin, 8), "big")), spec["root"])
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+            os.umask(0o022)
         for name, value in spec.get("rlimits", {}).items():
             resource.setrlimit(_RLIMITS[name], (value, value))
         os.chdir(spec["cwd"])
     except (OSError, ValueError, tarfile.TarError) as exc:
         sys.stderr.write(f"coderefine-confine: setup failed: {exc}\n")
         return 120
-    sys.stderr.write(READY + "\n")
-    sys.stderr.flush()
+    if spec.get("ready", True):
+        sys.stderr.write(READY + "\n")
+        sys.stderr.flush()
     argv = spec["argv"]
     try:
         os.execvp(argv[0], argv)
@@ -109,11 +112,12 @@ def start(spec: dict[str, Any]) -> int:
 
 
 def _survivors() -> list[int]:
-    """Our uid's processes other than ourselves, zombies aside (init collects those; they hold nothing)."""
+    """Our uid's processes other than ourselves and init (which kill(-1) spares, and which is ours under
+    bubblewrap), zombies aside (init collects those; they hold nothing)."""
     me, uid = os.getpid(), str(os.getuid())
     found = []
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+        if not name.isdigit() or int(name) in (me, 1):
             continue
         try:
             with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as fh:
