@@ -319,3 +319,16 @@ def test_a_folder_the_sandbox_users_cannot_read_is_named_and_auto_falls_back(tmp
     auto, error = proc.stdout.splitlines()
     assert auto.startswith("process") and "cannot read" in auto
     assert error.startswith(f"the Docker sandbox's users cannot read {private} (mode 0o700)")
+
+
+def test_build_failure_is_one_line(tmp_path):
+    """Without a registry the base image cannot be pulled: one line, no traceback. (The build itself is
+    not exercised here: it needs a registry.)"""
+    require_docker()
+    from coderefine.sandboxes.images import build_image
+
+    with pytest.raises(SandboxError, match="building coderefine-test-build:1 failed") as caught:
+        build_image("coderefine-test-build:1", base="coderefine-no-such-base:1")
+    assert "\n" not in caught.value.message
+    with pytest.raises(SandboxError, match="requirements file"):
+        build_image("coderefine-test-build:1", requirements=tmp_path / "missing.txt")
