@@ -332,3 +332,49 @@ def test_build_failure_is_one_line(tmp_path):
     assert "\n" not in caught.value.message
     with pytest.raises(SandboxError, match="requirements file"):
         build_image("coderefine-test-build:1", requirements=tmp_path / "missing.txt")
+
+
+def test_ctrl_c_removes_the_container(make_project, tmp_path):
+    require_docker()
+    from tests.conftest import fenced, write_script
+
+    root = make_project(
+        {
+            "mod.py": "def f(a, b):\n    return a + b\n",
+            "test_mod.py": "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 3\n",
+        }
+    )
+    sleeper = "import time\n\n\ndef f(a, b):\n    time.sleep(3600)\n    return a + b\n"
+    script = write_script(tmp_path / "s.json", [fenced(sleeper)])
+    command = [sys.executable, "-m", "coderefine", "readability", str(root / "mod.py"), "--sandbox", "docker"]
+    proc = subprocess.Popen(
+        [*command, "--provider", "scripted", "--script", str(script), "--timeout", "120"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    deadline = time.monotonic() + 60
+    while not _candidate_tests_running() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _candidate_tests_running(), "the candidate never started"
+    assert our_containers(**{f"{LABEL}.pid": str(proc.pid)})
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in stderr, stderr
+    assert our_containers(**{f"{LABEL}.pid": str(proc.pid)}) == []
+
+
+def _candidate_tests_running() -> bool:
+    """A candidate's pytest inside one of our containers, seen from the host: a job uid (>= 1,000,000)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+                uid = int((entry / "status").read_text().split("Uid:")[1].split()[0])
+            except (OSError, IndexError, ValueError):
+                continue
+            if uid >= 1_000_000 and b"pytest" in command and b"/cand-1" in command:
+                return True
+    return False
