@@ -109,8 +109,11 @@ class Evaluator:
         self.counter = 0
 
     def close(self) -> None:
-        if not self.settings.keep_workspaces:
-            shutil.rmtree(self.run_dir, ignore_errors=True)
+        try:
+            self.sandbox.close()  # the Docker backend's container goes with the run
+        finally:
+            if not self.settings.keep_workspaces:
+                shutil.rmtree(self.run_dir, ignore_errors=True)
 
     # ----------------------------------------------------------------- requests
 
@@ -166,6 +169,8 @@ class Evaluator:
             env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, self.settings.pass_env),
             timeout=request["test_timeout"] + steps * request["step_timeout"] + 60,
             memory_mb=self.settings.memory_mb,
+            scratch=self.run_dir,
+            keep=request["mode"] == "baseline",  # candidates read the original's workspace and recorded calls
         )
         outcome = self.sandbox.run(job)
         if outcome.timed_out:

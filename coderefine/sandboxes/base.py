@@ -18,6 +18,14 @@ class SandboxJob:
     env: dict[str, str] = field(default_factory=dict)  # the whole environment: nothing else is passed in
     timeout: float = 300.0  # wall clock for the whole job
     memory_mb: int = 2048  # address-space limit per process
+    # The run's private scratch folder that holds `writable` (and the readable work of earlier jobs). A
+    # backend may keep it somewhere of its own (the Docker backend: on a size-limited tmpfs in the run's
+    # container), copying the host's version of each writable folder in when the job starts.
+    scratch: Path | None = None
+    # Whether later jobs of the same sandbox read what this one writes (the baseline's recorded calls).
+    # A backend may discard a job's writes once it has ended unless `keep` is set; kept writes are
+    # sealed against change by later jobs.
+    keep: bool = False
 
 
 @dataclass(frozen=True)
@@ -32,9 +40,20 @@ class SandboxOutcome:
 class Sandbox(Protocol):
     name: str
     warning: str | None  # shown to the user when isolation is weaker than it should be
+    reason: str | None  # why this backend was chosen (set by `--sandbox auto`), shown to the user
 
     def run(self, job: SandboxJob) -> SandboxOutcome: ...
 
+    def close(self) -> None:
+        """Release what the sandbox holds for the run (the Docker backend: its container). Idempotent;
+        called once the run is over, also after errors and Ctrl-C."""
+        ...
+
+
+# Set by backends in which every process of the job's user belongs to the job (a user id or a PID
+# namespace of its own): the runner may then kill whatever a step left running before the next step,
+# so a candidate's stray process cannot slow down the original's timing runs.
+SOLE_USER_ENV = "CODEREFINE_SOLE_USER"
 
 # Environment variables passed into the sandbox by default. Everything else (API keys, tokens, cloud
 # credentials) stays out; users add what their tests need with --pass-env.

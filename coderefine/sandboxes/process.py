@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import resource
 import shutil
@@ -24,9 +25,15 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from coderefine.sandboxes.base import SandboxJob, SandboxOutcome
+from coderefine.resources import sandbox_dir
+from coderefine.sandboxes.base import SOLE_USER_ENV, SandboxJob, SandboxOutcome
 
 _FILE_SIZE_LIMIT = 1 << 30  # one file may not grow past 1 GiB: a candidate filling the disk is stopped
+_TMPFS_BYTES = 256 << 20  # bubblewrap's /tmp and hidden home: filling them fills memory, so they are bounded
+# Processes per job under bubblewrap, set inside the new user namespace (where the kernel counts only the
+# job's processes). Not for root: the kernel exempts root from RLIMIT_NPROC, so there a fork bomb is only
+# stopped by the job's time limit (the Docker backend's pids limit has no such hole).
+_JOB_PROCESSES = 384
 
 
 def _limits(memory_mb: int) -> Callable[[], None]:
@@ -71,6 +78,7 @@ class ProcessSandbox:
         self.extra_readable = extra_readable
         self.bwrap = shutil.which("bwrap") if use_bwrap is not False else None
         self.warning: str | None = None
+        self.reason: str | None = None
         if self.bwrap is not None:
             problem = self._probe()
             if problem is not None:
@@ -106,6 +114,8 @@ class ProcessSandbox:
             "/dev",
             "--proc",
             "/proc",
+            "--size",
+            str(_TMPFS_BYTES),
             "--tmpfs",
             "/tmp",
             "--unshare-all",  # user, ipc, pid, net, uts, cgroup: no network at all
@@ -120,7 +130,7 @@ class ProcessSandbox:
         home = Path.home().resolve()
         if home != Path("/") and home.is_dir():
             # Hide the user's home (dotfiles, credentials) behind an empty tmpfs.
-            argv += ["--tmpfs", str(home)]
+            argv += ["--size", str(_TMPFS_BYTES), "--tmpfs", str(home)]
             hidden.append(home)
         # Put back, read-only, what the interpreter needs from the hidden places: a virtualenv under
         # /tmp or a pyenv Python under ~ must stay usable.
@@ -134,12 +144,25 @@ class ProcessSandbox:
         argv += ["--chdir", str(cwd)]
         return argv
 
+    def _confined(self, argv: tuple[str, ...]) -> list[str]:
+        """Prefix the job with confine.py, which sets the process limit inside the namespace (before it,
+        the limit would also count the user's own processes outside) and then executes the job."""
+        if os.geteuid() == 0:
+            return list(argv)
+        confine = sandbox_dir().resolve() / "coderefine_sandbox" / "confine.py"
+        spec = {"rlimits": {"nproc": _JOB_PROCESSES}, "cwd": ".", "argv": list(argv), "ready": False}
+        return [argv[0], "-I", "-S", str(confine), "start", json.dumps(spec)]
+
+    def close(self) -> None:
+        """Nothing outlives a job here: each one is its own process tree, killed when it ends."""
+
     def run(self, job: SandboxJob) -> SandboxOutcome:
         if self.bwrap:
             argv = [*self._bwrap_prefix(job.cwd, job.writable, job.readonly), "--clearenv"]
-            for key, value in job.env.items():
+            # A PID namespace of its own: every process the job's user can signal belongs to the job.
+            for key, value in {**job.env, SOLE_USER_ENV: "1"}.items():
                 argv += ["--setenv", key, value]
-            argv += ["--", *job.argv]
+            argv += ["--", *self._confined(job.argv)]
             env = None
         else:
             argv = list(job.argv)

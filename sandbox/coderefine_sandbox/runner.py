@@ -26,6 +26,7 @@ import tempfile
 import time
 from typing import Any
 
+from coderefine_sandbox.confine import reap
 from coderefine_sandbox.stats import paired_speedup
 
 SANDBOX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -59,6 +60,7 @@ def run_step(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) 
             raise StepTimeout(f"timed out after {timeout:g}s") from None
         finally:
             _kill_group(proc)  # stray children left in the group (background processes)
+            _kill_strays()
         output.seek(0)
         return subprocess.CompletedProcess(argv, proc.returncode, output.read(), "")
 
@@ -66,6 +68,14 @@ def run_step(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _kill_strays() -> None:
+    """Kill what a step left running outside its process group (a new session, a double fork), where the
+    sandbox says every process of our user belongs to this job: otherwise a candidate's background
+    process could load the machine while the original is being timed, and fake a speedup."""
+    if os.environ.get("CODEREFINE_SOLE_USER") == "1":
+        reap()
 
 
 def base_env(request: dict[str, Any], workspace: str) -> dict[str, str]:
@@ -103,7 +113,7 @@ def run_tests(request: dict[str, Any], workspace: str, capture: bool) -> dict[st
         )
         env["CODEREFINE_CALLS_OUT"] = os.path.join(io_dir, "calls.pkl")
     argv = [
-        request["python"],
+        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
         "-m",
         "pytest",
         "-q",
@@ -185,7 +195,7 @@ def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, 
     if os.path.exists(out):
         os.remove(out)
     argv = [
-        request["python"],
+        sys.executable,
         "-m",
         "coderefine_sandbox.replay",
         "--workspace",
@@ -220,7 +230,7 @@ def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, 
 def _timing_argv(request: dict[str, Any], workspace: str, out: str, extra: list[str]) -> list[str]:
     timing = request["timing"]
     return [
-        request["python"],
+        sys.executable,
         "-m",
         "coderefine_sandbox.timing_worker",
         "--worker",
