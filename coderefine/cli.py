@@ -19,6 +19,7 @@ from coderefine.records import Result
 from coderefine.reports.console import ConsoleView, render_result
 from coderefine.reports.json_report import render_json
 from coderefine.run import RunOptions, execute, prepare_result
+from coderefine.sandboxes.images import BUILD_TAG
 from coderefine.settings import SPEC_BY_NAME, resolve_settings
 from coderefine.trace import read_run_record
 from coderefine.writeback import write_text_atomically
@@ -110,7 +111,18 @@ MinSpeedupOpt = Annotated[
 ]
 SandboxOpt = Annotated[
     str | None,
-    typer.Option(help="auto, process (bubblewrap if present) or subprocess.", rich_help_panel=_SANDBOX),
+    typer.Option(
+        help="auto (Docker when an engine answers, else process), docker, process (bubblewrap if present) or "
+        "subprocess.",
+        rich_help_panel=_SANDBOX,
+    ),
+]
+ImageOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Docker image with its own Python (default: an offline image made from this interpreter).",
+        rich_help_panel=_SANDBOX,
+    ),
 ]
 TimeoutOpt = Annotated[
     float | None,
@@ -168,6 +180,7 @@ def refine_command(
     patience: PatienceOpt = None,
     min_speedup: MinSpeedupOpt = None,
     sandbox: SandboxOpt = None,
+    image: ImageOpt = None,
     timeout: TimeoutOpt = None,
     memory_mb: MemoryOpt = None,
     pass_env: Annotated[
@@ -249,6 +262,7 @@ def replay_command(
     trace_dir: Annotated[Path, typer.Argument(help="A folder written by --trace.", show_default=False)],
     report: Annotated[Path | None, typer.Option(help="Write the JSON report to this file.")] = None,
     sandbox: SandboxOpt = None,
+    image: ImageOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
     debug: Annotated[bool, typer.Option(hidden=True)] = False,
 ) -> None:
@@ -257,7 +271,7 @@ def replay_command(
 
     def options() -> RunOptions:
         record = read_run_record(trace_dir)
-        flags = {**record.settings, "provider": "scripted", "sandbox": sandbox}
+        flags = {**record.settings, "provider": "scripted", "sandbox": sandbox, "image": image}
         return RunOptions(
             task=record.task,
             file=record.file,
@@ -298,6 +312,40 @@ def config_command(
         stdout.print_json(data=view)
     else:
         render_settings(stdout, view)
+
+
+sandbox_app = typer.Typer(help="The Docker sandbox's image.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("build")
+def sandbox_build_command(
+    tag: Annotated[str, typer.Option(help="Tag of the image to build.")] = BUILD_TAG,
+    requirements: Annotated[
+        Path | None, typer.Option(help="The project's test dependencies (pip -r) to install into the image.")
+    ] = None,
+    python_version: Annotated[
+        str | None, typer.Option(help="Python version of the base image (default: this interpreter's).")
+    ] = None,
+    base: Annotated[str | None, typer.Option(help="Base image (default: python:<version>-slim).")] = None,
+) -> None:
+    """Build sandbox/Dockerfile (needs a registry for the base image); use the result with --image TAG.
+
+    Without a registry, nothing needs building: the offline image is made on the spot."""
+    from coderefine.sandboxes.images import build_image
+
+    try:
+        built = build_image(
+            tag,
+            requirements=requirements,
+            python_version=python_version,
+            base=base,
+            progress=lambda line: stdout.print(line, markup=False, highlight=False),
+        )
+    except CoderefineError as exc:
+        stderr.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    stdout.print(f"built {built}; use it with --sandbox docker --image {built}", markup=False, highlight=False)
 
 
 # `config` takes the same setting options as the refine commands. Typer reads a command's options from

@@ -188,4 +188,5 @@ class Result:
     provider_reason: str = ""  # why this provider: a flag, a setting, a key in the environment, or none
     model: str | None = None  # "model M at URL" for model providers
     sandbox: str = ""
+    sandbox_reason: str = ""  # why this backend: `auto`'s choice, or the setting that named it
     written: bool = False

@@ -76,13 +76,14 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
     result.provider, result.provider_reason = provider.name, choice.reason
     result.model = getattr(provider, "description", None)
     project = resolve_project(source.path, options.tests, options.root)
-    sandbox = make_sandbox(settings["sandbox"])
-    result.sandbox = sandbox.name
+    sandbox = make_sandbox(settings["sandbox"], settings["image"])
+    result.sandbox, result.sandbox_reason = sandbox.name, sandbox.reason or f"set by {settings.source('sandbox')}"
     if sandbox.warning:
         result.warnings.append(sandbox.warning)
     if observer is not None:
         model = f" ({result.model})" if result.model else ""
         observer.note(f"provider: {provider.name}{model} - {choice.reason}")
+        observer.note(f"sandbox: {sandbox.name} - {result.sandbox_reason}")
     preflight = getattr(provider, "check", None)
     if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
         preflight()

@@ -322,16 +322,25 @@ def test_a_folder_the_sandbox_users_cannot_read_is_named_and_auto_falls_back(tmp
 
 
 def test_build_failure_is_one_line(tmp_path):
-    """Without a registry the base image cannot be pulled: one line, no traceback. (The build itself is
-    not exercised here: it needs a registry.)"""
+    """`coderefine sandbox build` without a registry: the base image cannot be pulled, so one line and
+    exit 11, no traceback. (A successful build is not exercised here: it needs a registry.)"""
     require_docker()
-    from coderefine.sandboxes.images import build_image
+    proc = run_cli("sandbox", "build", "--tag", "coderefine-test-build:1", "--base", "coderefine-no-such-base:1")
+    assert proc.returncode == 11, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: building coderefine-test-build:1 failed")
+    proc = run_cli("sandbox", "build", "--requirements", tmp_path / "missing.txt")
+    assert proc.returncode == 11 and "requirements file" in proc.stderr and "Traceback" not in proc.stderr
 
-    with pytest.raises(SandboxError, match="building coderefine-test-build:1 failed") as caught:
-        build_image("coderefine-test-build:1", base="coderefine-no-such-base:1")
-    assert "\n" not in caught.value.message
-    with pytest.raises(SandboxError, match="requirements file"):
-        build_image("coderefine-test-build:1", requirements=tmp_path / "missing.txt")
+
+def test_image_option_reaches_the_backend(make_project):
+    require_docker()
+    root = make_project({"mod.py": "def f(a):\n    return a\n", "test_mod.py": "from mod import f\n"})
+    proc = run_cli("readability", root / "mod.py", "--image", "coderefine-no-such-image:1", timeout=60)
+    assert proc.returncode == 11, proc.stdout + proc.stderr
+    assert "coderefine-no-such-image:1" in proc.stderr and proc.stderr.count("\n") == 1
+    proc = run_cli("readability", root / "mod.py", "--sandbox", "process", "--image", "x:1", timeout=60)
+    assert proc.returncode == 2 and "--image needs --sandbox docker" in proc.stderr
 
 
 def test_ctrl_c_removes_the_container(make_project, tmp_path):

@@ -129,6 +129,7 @@ def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str
         "provider": result.provider,
         "provider_reason": result.provider_reason,
         "sandbox": result.sandbox,
+        "sandbox_reason": result.sandbox_reason,
         "warnings": result.warnings,
         "written": result.written,
         "error": error,

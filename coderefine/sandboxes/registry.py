@@ -32,12 +32,15 @@ def make_sandbox(name: str, image: str | None = None) -> Sandbox:
                     raise
                 problem = f"Docker cannot be used ({exc.message})"
             else:
-                sandbox.reason = "--sandbox auto: a Docker engine answered, so candidates run in Docker"
+                sandbox.reason = "auto: a Docker engine answered"
                 return sandbox
         if image is not None:
             raise SandboxError(f"--image {image} needs a Docker engine: {problem}")
         process = ProcessSandbox()
-        process.reason = f"--sandbox auto: {problem}; using the process sandbox"
+        # The engine's own words ("Error while fetching server API version: ...") help only when Docker
+        # was asked for; falling back, it is enough to say that none answered.
+        said = "no Docker engine answered" if problem.startswith("no Docker engine answered") else problem
+        process.reason = f"auto: {said}; using the process sandbox"
         return process
     if name == "process":
         return ProcessSandbox()
