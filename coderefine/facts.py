@@ -64,7 +64,7 @@ def timing_lines(evaluation: Evaluation) -> list[str]:
     verdict = "faster" if timing.faster else f"NOT faster (the lower bound must clear +{timing.min_speedup:.0%})"
     return [
         f"- Speed: {timing.speedup:.2f}x, 95% interval [{timing.ci_low:.2f}, {timing.ci_high:.2f}]: {verdict}. "
-        f"One pass over the recorded calls: original {_seconds(timing.original_seconds)}, "
+        f"One pass over the {timing.workload}: original {_seconds(timing.original_seconds)}, "
         f"this version {_seconds(timing.candidate_seconds)} ({timing.pairs} interleaved process pairs"
         + (
             "; first pass of each process, because later passes were flattered by state kept between calls"

@@ -88,6 +88,7 @@ class Timing:
     min_speedup: float  # the noise floor the lower bound had to clear
     # "steady" (later passes in a process) or "first" (first pass: state such as a cache flattered later passes)
     basis: str = "steady"
+    workload: str = "recorded calls"  # what one pass runs: the recorded calls, or the user's --bench
 
     @property
     def faster(self) -> bool:

@@ -52,6 +52,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "min_speedup": t.min_speedup,
         "faster": t.faster,
         "basis": t.basis,
+        "workload": t.workload,
     }
 
 

@@ -254,7 +254,19 @@ def _timing_argv(request: dict[str, Any], workspace: str, out: str, extra: list[
         request["calls_path"],
         "--exclude",
         request["unstable_path"],
+        *_bench_argv(request, workspace),
     ]
+
+
+def _bench_argv(request: dict[str, Any], workspace: str) -> list[str]:
+    """The user's benchmark (`--bench`), loaded from the workspace being timed, or nothing."""
+    bench = request.get("bench")
+    if not bench:
+        return []
+    argv = ["--bench-file", os.path.join(workspace, bench["file"])]
+    for function in bench["functions"]:
+        argv += ["--bench-function", function]
+    return argv
 
 
 def _timing_run(request: dict[str, Any], workspace: str, extra: list[str], tag: str, seed: int) -> dict[str, float]:
@@ -377,18 +389,20 @@ def baseline(request: dict[str, Any]) -> dict[str, Any]:
         "patched": payload["patched"],
         "module_file": payload["module_file"],
     }
-    if not payload["records"]:
-        return result
-    # The original against its own recording: whatever differs is not deterministic, so it cannot be
-    # used to judge a candidate.
-    self_check = replay(request, workspace, profile=True)
-    result["self_check"] = self_check
-    if "error" in self_check or "import_error" in self_check:
-        return result
-    unstable = self_check.get("mismatch_indices", [])
-    with open(request["unstable_path"], "w", encoding="utf-8") as fh:
-        json.dump(unstable, fh)
-    if request.get("timing") and len(unstable) < len(payload["records"]):
+    stable = 0
+    if payload["records"]:
+        # The original against its own recording: whatever differs is not deterministic, so it cannot be
+        # used to judge a candidate.
+        self_check = replay(request, workspace, profile=True)
+        result["self_check"] = self_check
+        if "error" in self_check or "import_error" in self_check:
+            return result
+        unstable = self_check.get("mismatch_indices", [])
+        with open(request["unstable_path"], "w", encoding="utf-8") as fh:
+            json.dump(unstable, fh)
+        stable = len(payload["records"]) - len(unstable)
+    # The workload is the stable recorded calls, or the user's own benchmark.
+    if request.get("timing") and (stable or request.get("bench")):
         result["calibration"] = calibrate(request)
     return result
 
@@ -399,13 +413,17 @@ def candidate(request: dict[str, Any]) -> dict[str, Any]:
     tests = result["tests"]
     if tests["timed_out"] or tests["failed"] or not tests["passed"]:
         return result
-    if not request.get("replay"):
-        return result  # nothing was recorded: importing a script here would run it with no input
-    behavior = replay(request, workspace, profile=True)
-    result["behavior"] = behavior
-    if behavior.get("error") or behavior.get("import_error") or behavior.get("mismatches"):
-        return result
-    if request.get("timing") and behavior.get("calls_compared"):
+    if request.get("replay"):
+        behavior = replay(request, workspace, profile=True)
+        result["behavior"] = behavior
+        if behavior.get("error") or behavior.get("import_error") or behavior.get("mismatches"):
+            return result
+        measurable = bool(behavior.get("calls_compared"))
+    else:
+        # Nothing was recorded (importing a script here would run it with no input): only the user's own
+        # benchmark can time it, and the tests alone judge its behaviour.
+        measurable = False
+    if request.get("timing") and (measurable or request.get("bench")):
         result["timing"] = measure(request)
     return result
 

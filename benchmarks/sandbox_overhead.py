@@ -1,0 +1,98 @@
+"""What a sandbox costs per candidate evaluation, against running the same tests once outside any sandbox.
+
+    python benchmarks/sandbox_overhead.py [TASK_DIR] [--runs 7] [--backends process,docker,subprocess]
+
+TASK_DIR is a project whose `solution.py` is the target (default: ../shared/bench/optimize/HumanEval_10).
+For each backend it starts one Evaluator (one container per run for Docker, as in a real run), takes the
+baseline, then evaluates the same candidate (the original with a comment added: a full evaluation —
+tests in a fresh workspace copy plus the replay of every recorded call — but no timing, which would
+dominate and is the same work in every backend) `--runs` times. "bare" is `python -m pytest -q` in a
+copy of the project, outside any sandbox. Medians are printed, with the overhead over bare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from coderefine.candidate import original_candidate  # noqa: E402
+from coderefine.evaluation import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.project import resolve_project  # noqa: E402
+from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
+from coderefine.source import resolve_targets  # noqa: E402
+
+DEFAULT_TASK = REPO.parent / "shared" / "bench" / "optimize" / "HumanEval_10"
+
+
+def bare_seconds(project: Path, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=project,
+            check=True,
+            capture_output=True,
+        )
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def backend_seconds(project: Path, backend: str, runs: int) -> tuple[float, list[float]]:
+    """(seconds to start the sandbox and take the baseline, seconds per candidate evaluation)."""
+    target = project / "solution.py"
+    code = target.read_text(encoding="utf-8")
+    started = time.perf_counter()
+    sandbox = make_sandbox(backend)
+    settings = EvaluationSettings(measure_speed=False)
+    evaluator = Evaluator(
+        resolve_project(target), resolve_targets(code, None, target), sandbox, settings, with_bom=False
+    )
+    try:
+        evaluator.baseline(code)
+        baseline = time.perf_counter() - started
+        candidate = original_candidate(code + "# an edit that changes nothing\n")
+        times = []
+        for _ in range(runs):
+            evaluation = evaluator.evaluate(candidate)
+            if evaluation.error or evaluation.tests is None or not evaluation.tests.all_passed:
+                raise SystemExit(f"{backend}: the unchanged candidate did not pass: {evaluation.error}")
+            times.append(evaluation.wall_seconds)
+    finally:
+        evaluator.close()
+    return baseline, times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("task", nargs="?", type=Path, default=DEFAULT_TASK)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--backends", default="process,docker,subprocess")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        project = Path(scratch) / args.task.name
+        shutil.copytree(args.task, project)
+        bare = statistics.median(bare_seconds(project, args.runs))
+        print(f"task {args.task.name}, {args.runs} runs each, medians")
+        print(f"{'bare pytest':<28} {bare:7.3f} s")
+        for backend in args.backends.split(","):
+            baseline, times = backend_seconds(project, backend, args.runs)
+            median = statistics.median(times)
+            print(
+                f"{backend + ' candidate evaluation':<28} {median:7.3f} s   overhead {median - bare:+.3f} s "
+                f"({median / bare:.2f}x bare; min {min(times):.3f}, max {max(times):.3f}; "
+                f"baseline incl. sandbox start {baseline:.2f} s)"
+            )
+
+
+if __name__ == "__main__":
+    main()
