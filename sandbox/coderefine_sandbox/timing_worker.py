@@ -26,7 +26,6 @@ import pyperf
 
 from coderefine_sandbox.workload import add_import_paths, import_module, load_bench, load_calls, resolve
 
-
 NO_ARGUMENTS = pickle.dumps(((), {}))
 
 
