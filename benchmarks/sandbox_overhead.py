@@ -33,43 +33,27 @@ from coderefine.source import resolve_targets  # noqa: E402
 DEFAULT_TASK = REPO.parent / "shared" / "bench" / "optimize" / "HumanEval_10"
 
 
-def bare_seconds(project: Path, runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-            cwd=project,
-            check=True,
-            capture_output=True,
-        )
-        times.append(time.perf_counter() - started)
-    return times
+def bare_seconds(project: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, check=True, capture_output=True
+    )
+    return time.perf_counter() - started
 
 
-def backend_seconds(project: Path, backend: str, runs: int) -> tuple[float, list[float]]:
-    """(seconds to start the sandbox and take the baseline, seconds per candidate evaluation)."""
+def start_backend(project: Path, backend: str) -> tuple[Evaluator, float]:
+    """An evaluator with its baseline taken, and the seconds that took (sandbox start included)."""
     target = project / "solution.py"
     code = target.read_text(encoding="utf-8")
     started = time.perf_counter()
-    sandbox = make_sandbox(backend)
-    settings = EvaluationSettings(measure_speed=False)
     evaluator = Evaluator(
-        resolve_project(target), resolve_targets(code, None, target), sandbox, settings, with_bom=False
+        resolve_project(target),
+        resolve_targets(code, None, target),
+        make_sandbox(backend),
+        EvaluationSettings(measure_speed=False),
     )
-    try:
-        evaluator.baseline(code)
-        baseline = time.perf_counter() - started
-        candidate = original_candidate(code + "# an edit that changes nothing\n")
-        times = []
-        for _ in range(runs):
-            evaluation = evaluator.evaluate(candidate)
-            if evaluation.error or evaluation.tests is None or not evaluation.tests.all_passed:
-                raise SystemExit(f"{backend}: the unchanged candidate did not pass: {evaluation.error}")
-            times.append(evaluation.wall_seconds)
-    finally:
-        evaluator.close()
-    return baseline, times
+    evaluator.baseline(code)
+    return evaluator, time.perf_counter() - started
 
 
 def main() -> None:
@@ -78,20 +62,38 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--backends", default="process,docker,subprocess")
     args = parser.parse_args()
+    backends = args.backends.split(",")
     with tempfile.TemporaryDirectory() as scratch:
         project = Path(scratch) / args.task.name
         shutil.copytree(args.task, project)
-        bare = statistics.median(bare_seconds(project, args.runs))
-        print(f"task {args.task.name}, {args.runs} runs each, medians")
-        print(f"{'bare pytest':<28} {bare:7.3f} s")
-        for backend in args.backends.split(","):
-            baseline, times = backend_seconds(project, backend, args.runs)
-            median = statistics.median(times)
-            print(
-                f"{backend + ' candidate evaluation':<28} {median:7.3f} s   overhead {median - bare:+.3f} s "
-                f"({median / bare:.2f}x bare; min {min(times):.3f}, max {max(times):.3f}; "
-                f"baseline incl. sandbox start {baseline:.2f} s)"
-            )
+        candidate = original_candidate((project / "solution.py").read_text(encoding="utf-8") + "# a no-op edit\n")
+        evaluators: dict[str, Evaluator] = {}
+        startup: dict[str, float] = {}
+        times: dict[str, list[float]] = {name: [] for name in ["bare", *backends]}
+        try:
+            for backend in backends:
+                evaluators[backend], startup[backend] = start_backend(project, backend)
+            # Interleaved, so that a change in the machine's load affects every column alike.
+            for _ in range(args.runs):
+                times["bare"].append(bare_seconds(project))
+                for backend, evaluator in evaluators.items():
+                    evaluation = evaluator.evaluate(candidate)
+                    if evaluation.error or evaluation.tests is None or not evaluation.tests.all_passed:
+                        raise SystemExit(f"{backend}: the unchanged candidate did not pass: {evaluation.error}")
+                    times[backend].append(evaluation.wall_seconds)
+        finally:
+            for evaluator in evaluators.values():
+                evaluator.close()
+    bare = statistics.median(times["bare"])
+    print(f"task {args.task.name}, {args.runs} interleaved runs, medians")
+    print(f"{'bare pytest':<32} {bare:7.3f} s")
+    for backend in backends:
+        median = statistics.median(times[backend])
+        print(
+            f"{backend + ' candidate evaluation':<32} {median:7.3f} s   overhead {median - bare:+.3f} s "
+            f"({median / bare:.2f}x bare; min {min(times[backend]):.3f}, max {max(times[backend]):.3f}); "
+            f"sandbox start + baseline {startup[backend]:.2f} s"
+        )
 
 
 if __name__ == "__main__":
