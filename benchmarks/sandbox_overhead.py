@@ -7,7 +7,8 @@ For each backend it starts one Evaluator (one container per run for Docker, as i
 baseline, then evaluates the same candidate (the original with a comment added: a full evaluation —
 tests in a fresh workspace copy plus the replay of every recorded call — but no timing, which would
 dominate and is the same work in every backend) `--runs` times. "bare" is `python -m pytest -q` in a
-copy of the project, outside any sandbox. Medians are printed, with the overhead over bare.
+copy of the project, outside any sandbox. Runs are interleaved (bare, then each backend, repeated), so
+the machine's load changing over time hits every column alike. Medians are printed, with the overhead.
 """
 
 from __future__ import annotations
