@@ -299,6 +299,7 @@ class Evaluator:
                     min_speedup=measured["floor"],  # the floor the runner's early stop used too
                     basis=measured.get("basis", "steady"),
                     workload=self._workload_label(),
+                    confirmation=_confirmation(measured.get("confirmation")),
                 )
         return Evaluation(
             tests=tests,
@@ -333,6 +334,10 @@ def _tests(raw: dict[str, Any]) -> TestReport:
         failures=tuple(TestFailure(f["nodeid"], f["message"]) for f in raw.get("failures", [])),
         output_tail=raw.get("output_tail", ""),
     )
+
+
+def _confirmation(raw: dict[str, Any] | None) -> tuple[float, float, float] | None:
+    return None if raw is None else (raw["speedup"], raw["ci"][0], raw["ci"][1])
 
 
 def _hot_spots(raw: list[dict[str, Any]]) -> tuple[HotSpot, ...]:

@@ -91,6 +91,8 @@ def test_the_benchmark_is_the_timing_workload(scripted, project, tmp_path):
     assert only["verdict"] == "accepted", only["reason"]
     assert only["timing"]["workload"] == "bench bench_mod.py"
     assert only["speedup_ci"][0] > 1.05
+    # Confirmed by a second series of pairs, and the figure is over both series.
+    assert only["timing"]["confirmation_speedup_ci"][1] > 1.05 and only["timing"]["pairs"] == 6
     # Behaviour was still checked on the tests' calls, not on the benchmark.
     assert only["behavior"]["calls_compared"] == 7 and only["behavior"]["mismatches"] == 0
     assert "timing workload: bench_large from bench_mod.py (--bench)" in data["_stdout"]

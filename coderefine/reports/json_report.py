@@ -53,6 +53,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "faster": t.faster,
         "basis": t.basis,
         "workload": t.workload,
+        "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
     }
 
 
