@@ -157,6 +157,13 @@ def refine_command(
         bool, typer.Option("--write", help="Apply the best verified candidate to FILE (atomically).")
     ] = False,
     report: Annotated[Path | None, typer.Option(help="Write the JSON report to this file.")] = None,
+    bench: Annotated[
+        str | None,
+        typer.Option(
+            help="Time FILE's bench* functions (or FILE::NAME) instead of the calls the tests make (optimize).",
+            rich_help_panel=_LOOP,
+        ),
+    ] = None,
     trace: Annotated[
         Path | None, typer.Option(help="Save every request and answer here; `coderefine replay DIR` reruns it.")
     ] = None,
@@ -208,6 +215,7 @@ def refine_command(
             trace=trace,
             pass_env=tuple(pass_env or ()),
             keep_workspaces=keep_workspaces,
+            bench=bench,
         )
 
     _run_and_report(ctx.info_name or "optimize", str(file), options, report, quiet, debug)
@@ -282,6 +290,7 @@ def replay_command(
             script=record.script,
             pass_env=record.pass_env,
             expected_sha256=record.file_sha256,
+            bench=record.bench,
         )
 
     try:

@@ -34,6 +34,7 @@ from coderefine.records import (
 )
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.workload import UserBenchmark
 from coderefine.workspace import copy_project, write_module
 
 
@@ -54,6 +55,7 @@ class EvaluationSettings:
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable
     keep_workspaces: bool = False
+    bench: UserBenchmark | None = None  # the user's own timing workload, instead of the recorded calls
 
 
 def noise_floor(min_speedup: float, workload_seconds: float | None) -> float:
@@ -148,8 +150,15 @@ class Evaluator:
             },
             "behavior": {"rel_tol": self.settings.rel_tol, "abs_tol": self.settings.abs_tol},
             "timing": timing,
+            "bench": self._bench(),
             "replay": self.calls_recorded > 0,
         }
+
+    def _bench(self) -> dict[str, Any] | None:
+        bench = self.settings.bench
+        if bench is None:
+            return None
+        return {"file": bench.file.as_posix(), "functions": list(bench.functions)}
 
     def _run(
         self, request: dict[str, Any], workspace: Path, io_dir: Path, readonly: tuple[Path, ...]
@@ -289,6 +298,8 @@ class Evaluator:
                     loops=measured["loops"],
                     min_speedup=measured["floor"],  # the floor the runner's early stop used too
                     basis=measured.get("basis", "steady"),
+                    workload=self._workload_label(),
+                    confirmation=_confirmation(measured.get("confirmation")),
                 )
         return Evaluation(
             tests=tests,
@@ -299,6 +310,10 @@ class Evaluator:
             error=error,
             wall_seconds=seconds,
         )
+
+    def _workload_label(self) -> str:
+        bench = self.settings.bench
+        return f"bench {bench.label}" if bench else "recorded calls"
 
     @staticmethod
     def _metrics(code: str) -> dict[str, float]:
@@ -319,6 +334,10 @@ def _tests(raw: dict[str, Any]) -> TestReport:
         failures=tuple(TestFailure(f["nodeid"], f["message"]) for f in raw.get("failures", [])),
         output_tail=raw.get("output_tail", ""),
     )
+
+
+def _confirmation(raw: dict[str, Any] | None) -> tuple[float, float, float] | None:
+    return None if raw is None else (raw["speedup"], raw["ci"][0], raw["ci"][1])
 
 
 def _hot_spots(raw: list[dict[str, Any]]) -> tuple[HotSpot, ...]:

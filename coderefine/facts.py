@@ -61,10 +61,16 @@ def timing_lines(evaluation: Evaluation) -> list[str]:
     timing = evaluation.timing
     if timing is None:
         return []
-    verdict = "faster" if timing.faster else f"NOT faster (the lower bound must clear +{timing.min_speedup:.0%})"
+    if timing.faster:
+        verdict = "faster, confirmed by a second timing series"
+    elif timing.confirmation is not None and not timing.confirmed:
+        speedup, low, high = timing.confirmation
+        verdict = f"NOT faster: a second timing series did not confirm it ({speedup:.2f}x [{low:.2f}, {high:.2f}])"
+    else:
+        verdict = f"NOT faster (the lower bound must clear +{timing.min_speedup:.0%})"
     return [
         f"- Speed: {timing.speedup:.2f}x, 95% interval [{timing.ci_low:.2f}, {timing.ci_high:.2f}]: {verdict}. "
-        f"One pass over the recorded calls: original {_seconds(timing.original_seconds)}, "
+        f"One pass over the {timing.workload}: original {_seconds(timing.original_seconds)}, "
         f"this version {_seconds(timing.candidate_seconds)} ({timing.pairs} interleaved process pairs"
         + (
             "; first pass of each process, because later passes were flattered by state kept between calls"

@@ -88,10 +88,22 @@ class Timing:
     min_speedup: float  # the noise floor the lower bound had to clear
     # "steady" (later passes in a process) or "first" (first pass: state such as a cache flattered later passes)
     basis: str = "steady"
+    workload: str = "recorded calls"  # what one pass runs: the recorded calls, or the user's --bench
+    # The second, independent series of pairs run when the first cleared the floor: (speedup, low, high).
+    confirmation: tuple[float, float, float] | None = None
+
+    @property
+    def cleared(self) -> bool:
+        return self.ci_low >= 1.0 + self.min_speedup
+
+    @property
+    def confirmed(self) -> bool:
+        return self.confirmation is not None and self.confirmation[1] >= 1.0 + self.min_speedup
 
     @property
     def faster(self) -> bool:
-        return self.ci_low >= 1.0 + self.min_speedup
+        """Faster only when the interval over every pair and the second series' own interval both clear."""
+        return self.cleared and self.confirmed
 
 
 @dataclass(frozen=True)

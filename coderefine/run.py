@@ -23,6 +23,7 @@ from coderefine.settings import Settings
 from coderefine.source import is_script, read_source, resolve_targets
 from coderefine.tasks import load_task, scorer_for
 from coderefine.trace import TracingProvider, write_run_record
+from coderefine.workload import parse_bench
 from coderefine.writeback import write_atomically
 
 
@@ -40,6 +41,7 @@ class RunOptions:
     pass_env: tuple[str, ...] = ()
     keep_workspaces: bool = False
     expected_sha256: str | None = None  # replay: the file as it was traced
+    bench: str | None = None  # --bench FILE[::NAME]: time this instead of the recorded calls
 
 
 def _check_pass_env(options: RunOptions) -> None:
@@ -76,6 +78,9 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
     result.provider, result.provider_reason = provider.name, choice.reason
     result.model = getattr(provider, "description", None)
     project = resolve_project(source.path, options.tests, options.root)
+    bench = parse_bench(options.bench, project.root) if options.bench else None
+    if bench is not None and not task.measure_speed:
+        raise UsageError(f"--bench times a workload; the {task.name} task measures no speed")
     sandbox = make_sandbox(settings["sandbox"], settings["image"])
     result.sandbox, result.sandbox_reason = sandbox.name, sandbox.reason or f"set by {settings.source('sandbox')}"
     if sandbox.warning:
@@ -84,6 +89,8 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         model = f" ({result.model})" if result.model else ""
         observer.note(f"provider: {provider.name}{model} - {choice.reason}")
         observer.note(f"sandbox: {sandbox.name} - {result.sandbox_reason}")
+        if bench is not None:
+            observer.note(f"timing workload: {', '.join(bench.functions)} from {bench.file.as_posix()} (--bench)")
     preflight = getattr(provider, "check", None)
     if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
         preflight()
@@ -109,6 +116,7 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         min_speedup=settings["min_speedup"],
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,
+        bench=bench,
     )
     evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
     loop = RefinementLoop(

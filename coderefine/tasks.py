@@ -131,7 +131,15 @@ class SpeedupScorer:
             return Verdict(False, "speed was not measured", None)
         figure = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
         if timing.faster:
-            return Verdict(True, f"{figure} faster", timing.speedup)
+            return Verdict(True, f"{figure} faster (confirmed)", timing.speedup)
+        if timing.confirmation is not None and not timing.confirmed:
+            speedup, low, high = timing.confirmation
+            return Verdict(
+                False,
+                f"not faster: not confirmed; the first timing series cleared +{timing.min_speedup:.0%} but a "
+                f"second one gave {speedup:.2f}x [{low:.2f}, {high:.2f}] ({figure} over both)",
+                timing.speedup,
+            )
         return Verdict(
             False,
             f"not faster: {figure}, the lower bound does not clear +{timing.min_speedup:.0%}",

@@ -53,6 +53,7 @@ def write_run_record(folder: Path, options: RunOptions, project_root: Path, file
         "tests": str(options.tests.resolve()) if options.tests else None,
         "root": str(project_root),
         "pass_env": list(options.pass_env),
+        "bench": options.bench,
         "settings": {name: options.settings[name] for name in REPLAYED_SETTINGS},
     }
     write_text_atomically(folder / RUN_RECORD, json.dumps(record, indent=2) + "\n")
@@ -110,6 +111,7 @@ class RunRecord:
     settings: dict[str, Any]
     script: Path
     file_sha256: str | None  # the file as it was traced: a replay on a changed file may diverge
+    bench: str | None = None
 
 
 def read_run_record(folder: Path) -> RunRecord:
@@ -136,6 +138,7 @@ def read_run_record(folder: Path) -> RunRecord:
             settings=settings,
             script=folder / SCRIPT,
             file_sha256=data.get("file_sha256"),
+            bench=data.get("bench"),
         )
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         raise BadScript(f"{path}: not a run record coderefine wrote") from None

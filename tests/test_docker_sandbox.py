@@ -41,7 +41,9 @@ def our_containers(**labels: str) -> list:
     import docker
 
     selectors = [LABEL] + [f"{key}={value}" for key, value in labels.items()]
-    return docker.from_env().containers.list(all=True, filters={"label": selectors})
+    # The low-level listing: the high-level one inspects each container it lists, and one that another
+    # run removes in between (they auto-remove) fails the whole call with a 404.
+    return docker.from_env().api.containers(all=True, filters={"label": selectors})
 
 
 @pytest.fixture

@@ -159,17 +159,19 @@ def _running(marker: str) -> bool:
     return False
 
 
-def test_a_much_slower_candidate_stops_timing_after_two_pairs(scripted, make_project):
+def test_a_much_slower_candidate_stops_timing_early(scripted, make_project):
     root = make_project(
         {
             "calc.py": "def total(n):\n    return sum(range(n))\n",
             "test_calc.py": "from calc import total\n\n\ndef test_total():\n    assert total(100000) == 4999950000\n",
         }
     )
-    slower = "import time\n\n\ndef total(n):\n    time.sleep(0.02)\n    return sum(range(n))\n"
+    slower = "import time\n\n\ndef total(n):\n    time.sleep(0.1)\n    return sum(range(n))\n"
     (only,) = scripted("optimize", root / "calc.py", [slower])["iterations"]
     assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
-    assert only["timing"]["pairs"] == 2 and only["speedup_ci"][1] < 1.05
+    # ~50x slower: the interval lies below the floor after the first pairs, so the 6 configured pairs are
+    # not all run (usually 2; a loaded machine can widen the interval and take a pair or two more).
+    assert only["timing"]["pairs"] < 6 and only["speedup_ci"][1] < 1.05
 
 
 def test_tests_option_selects_which_tests_judge_the_candidates(scripted, make_project):

@@ -60,6 +60,6 @@ def test_offline_rule_that_changes_behaviour_is_rejected_and_rules_are_retried_o
     data = json.loads(report.read_text())
     verdicts = [(it["role"], it["verdict"]) for it in data["iterations"]]
     assert verdicts[0] == ("generate", "rejected"), data["iterations"][0]["reason"]
-    assert ("refine", "accepted") in verdicts
+    assert ("refine", "accepted") in verdicts, [it["reason"] for it in data["iterations"]]
     assert "seen_set" in data["best"]["code"] or "set()" in data["best"]["code"]
     assert "sorted(values)[0]" in data["best"]["code"]

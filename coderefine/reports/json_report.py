@@ -52,6 +52,8 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "min_speedup": t.min_speedup,
         "faster": t.faster,
         "basis": t.basis,
+        "workload": t.workload,
+        "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
     }
 
 

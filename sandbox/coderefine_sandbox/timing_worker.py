@@ -2,13 +2,14 @@
 
     python -m coderefine_sandbox.timing_worker --worker (--calibrate-loops | --loops N) --values V
         --warmups W -o out.json --workspace DIR --module NAME --import-root REL --calls calls.pkl
-        [--exclude unstable.json]
+        [--exclude unstable.json] [--bench-file FILE --bench-function NAME ...]
 
 pyperf does the calibration of loops, the warmups, the values and the metadata; the runner (runner.py)
 spawns these workers itself so that original and candidate processes can be interleaved, which pyperf's
 own manager does not do.
 
-One loop = every recorded call once. The arguments of each call are unpickled fresh before it (the call
+One loop = every recorded call once, or, with a bench file the user named (`--bench`), every benchmark
+function once. The arguments of each call are unpickled fresh before it (the call
 may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
 """
 
@@ -23,16 +24,20 @@ from typing import Any
 
 import pyperf
 
-from coderefine_sandbox.workload import add_import_paths, import_module, load_calls, resolve
+from coderefine_sandbox.workload import add_import_paths, import_module, load_bench, load_calls, resolve
+
+NO_ARGUMENTS = pickle.dumps(((), {}))
 
 
 def build_workload(args: Any) -> list[tuple[Any, bytes]]:
     add_import_paths(args.workspace, args.import_root)
+    if args.bench_file:
+        return [(func, NO_ARGUMENTS) for func in load_bench(args.bench_file, args.bench_function)]
     module = import_module(args.module)
     return [(resolve(module, call.target), call.record["args"]) for call in load_calls(args.calls, args.exclude)]
 
 
-def time_workload(loops: int, workload: list[tuple[Any, bytes]]) -> float:
+def time_workload(loops: int, workload: list[tuple[Any, bytes]], tolerate_errors: bool) -> float:
     perf_counter = time.perf_counter
     loads = pickle.loads
     total = 0.0
@@ -43,10 +48,14 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes]]) -> float:
                 args, kwargs = loads(blob)
                 started = perf_counter()
                 # A bare try/except costs less than contextlib.suppress in this timed loop.
-                try:  # noqa: SIM105
+                try:
                     func(*args, **kwargs)
                 except Exception:
-                    pass  # recorded calls that raise are part of the workload
+                    # Recorded calls that raise are part of the workload (replay checked they raise the
+                    # same way). A bench function that raises has no such check, and failing fast would
+                    # look like a speedup: that ends the worker, and the timing is rejected.
+                    if not tolerate_errors:
+                        raise
                 total += perf_counter() - started
             sink.seek(0)
             sink.truncate()
@@ -61,9 +70,11 @@ def main() -> None:
     parser.add_argument("--import-root", default="")
     parser.add_argument("--calls", required=True)
     parser.add_argument("--exclude")
+    parser.add_argument("--bench-file")
+    parser.add_argument("--bench-function", action="append", default=[])
     args = runner.parse_args()
     workload = build_workload(args)
-    runner.bench_time_func("workload", time_workload, workload)
+    runner.bench_time_func("workload", time_workload, workload, not args.bench_file)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -63,6 +64,18 @@ def resolve(module: types.ModuleType, target: str) -> Any:
             return raw.__func__
         return raw
     return getattr(owner, attr)
+
+
+def load_bench(path: str, names: list[str]) -> list[Any]:
+    """The named benchmark functions of a user's bench file (the host checked they exist and take no
+    required arguments). Loaded from the workspace being timed, so they import that workspace's target."""
+    spec = importlib.util.spec_from_file_location("coderefine_user_bench", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the bench file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return [getattr(module, name) for name in names]
 
 
 def qualnames_by_line(path: str) -> dict[int, str]:
