@@ -422,6 +422,8 @@ def review_command(
     if outcome.skipped is not None:
         stdout.print(f"review: skipped {where}: {outcome.skipped}", markup=False, highlight=False, soft_wrap=True)
         return
+    if outcome.unposted_summary:  # read-only token and no GITHUB_STEP_SUMMARY: the summary is printed
+        stdout.print(outcome.unposted_summary, markup=False, highlight=False, soft_wrap=True)
     posted = f"{len(outcome.suggested)} suggestion(s) posted" if outcome.review_posted else "no review posted"
     stdout.print(
         f"review: {where} at {outcome.head_sha[:12]}: {len(outcome.functions)} changed function(s), {posted}; "

@@ -91,6 +91,7 @@ class ReviewOutcome:
     skipped: str | None = None  # why nothing was reviewed (the action's own commit)
     review_posted: bool = False
     summary_where: str = ""  # "comment created", "comment updated", "step summary", "stdout"
+    unposted_summary: str = ""  # the summary when it could be neither commented nor put in a step summary
     error: CoderefineError | None = None  # what ended the review early (reported after publishing)
 
     @property
@@ -227,13 +228,15 @@ def render_summary(outcome: ReviewOutcome, inline: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _post_review(client: GitHubClient, context: ActionsContext, outcome: ReviewOutcome) -> None:
+def _post_review(client: GitHubClient, context: ActionsContext, outcome: ReviewOutcome, max_comments: int) -> None:
     pull = context.pull
     base = f"/repos/{pull.owner}/{pull.repo}/pulls/{pull.number}/reviews"
     marker = review_marker(pull.head_sha)
     if any(marker in str(review.get("body") or "") for review in client.get_all(base)):
         outcome.notes.append(f"the suggestions for {pull.head_sha[:12]} were posted by an earlier run")
         return
+    for f in outcome.suggested[max_comments:]:  # collection stops at the cap; this keeps the promise regardless
+        f.state, f.detail = "not posted", f"the review holds at most {max_comments} suggestions; {f.detail}"
     comments = []
     for f in outcome.suggested:
         assert f.change is not None
@@ -265,12 +268,14 @@ def _upsert_summary(client: GitHubClient, context: ActionsContext, body: str) ->
     return "comment updated"
 
 
-def _publish(client: GitHubClient, context: ActionsContext, outcome: ReviewOutcome) -> str | None:
+def _publish(
+    client: GitHubClient, context: ActionsContext, outcome: ReviewOutcome, max_comments: int = MAX_COMMENTS
+) -> str | None:
     """Post the review and the summary; returns the step-summary text when the token may not write."""
     read_only = False
     if outcome.suggested:
         try:
-            _post_review(client, context, outcome)
+            _post_review(client, context, outcome, max_comments)
         except ReadOnlyToken:
             read_only = True
         except Unprocessable as exc:  # our hunk check should prevent it; if GitHub disagrees, keep the proof
@@ -305,7 +310,7 @@ def review_pull_request(environ: Mapping[str, str], options: ReviewOptions, view
     client = GitHubClient(context.api_url, context.token)
     try:
         _collect(client, context, options, outcome, view)
-        step_summary = _publish(client, context, outcome)
+        step_summary = _publish(client, context, outcome, options.max_comments)
     finally:
         client.close()
     if step_summary is not None:
@@ -314,8 +319,7 @@ def review_pull_request(environ: Mapping[str, str], options: ReviewOptions, view
                 handle.write(step_summary)
             outcome.summary_where = "step summary"
         else:
-            outcome.summary_where = "stdout"
-            view.note(step_summary)
+            outcome.summary_where, outcome.unposted_summary = "stdout", step_summary
     if outcome.error is not None:
         raise outcome.error
     return outcome

@@ -439,6 +439,64 @@ def test_the_openai_provider_gets_the_key_from_the_environment_and_never_shows_i
             assert key.encode() not in path.read_bytes(), path
 
 
+def test_failing_tests_and_a_syntax_error_are_reported_in_the_summary_not_failures(tmp_path, github):
+    broken_evens = dedent(BASE).replace("x % 2 == 0]", "x % 2 == 1]")
+    pull = make_pull(
+        tmp_path,
+        {"pytest.ini": "[pytest]\n", "mod.py": BASE, "test_mod.py": TEST_FILE},
+        {"mod.py": broken_evens.replace("    return n < 10\n", "    return n <= 9\n"), "broken.py": "def f(:\n"},
+    )
+    proc = review(actions_env(tmp_path, github, pull), "--task", "readability", "--script", readable_script(tmp_path))
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (summary,) = summary_comments(github)
+    assert "`broken.py`: not reviewed: " in summary["body"] and "syntax error" in summary["body"]
+    rows = [line for line in summary["body"].splitlines() if line.startswith("| `mod.py`")]
+    assert len(rows) == 2 and all("failed" in row and "fails" in row for row in rows), rows
+    assert github.pulls[7].reviews == []  # nothing verified, nothing suggested
+
+
+def test_a_read_only_token_without_a_step_summary_prints_the_summary(tmp_path, github):
+    pull = make_pull(tmp_path, {"pytest.ini": "[pytest]\n", "notes.txt": "a\n"}, {"notes.txt": "b\n"})
+    env = actions_env(tmp_path, github, pull, fork=True)
+    env["GITHUB_STEP_SUMMARY"] = ""
+    github.read_only = True
+
+    proc = review(env)
+
+    assert proc.returncode == 0, proc.stderr
+    assert "<!-- coderefine-summary -->" in proc.stdout and "No changed Python function to review." in proc.stdout
+    assert "summary: stdout" in proc.stdout
+
+
+def test_the_review_never_holds_more_than_thirty_suggestions(tmp_path, github):
+    """The cap where the review is built, with 31 verified suggestions, against the loopback API."""
+    from coderefine.github.api import GitHubClient
+    from coderefine.github.context import read_context
+    from coderefine.github.suggestions import LineChange
+    from coderefine.review import FunctionOutcome, ReviewOutcome, _publish
+
+    code = "\n".join(f"def f{i}():\n    return {i}\n" for i in range(31))
+    patch = f"@@ -0,0 +1,{len(code.splitlines())} @@\n" + "".join(f"+{line}\n" for line in code.splitlines())
+    pull = PullRequest(tmp_path, "a" * 40, "b" * 40, [{"filename": "big.py", "status": "added", "patch": patch}])
+    context = read_context(actions_env(tmp_path, github, pull))
+    outcome = ReviewOutcome("octo/demo", 7, pull.head, "readability", "provider: scripted")
+    for i in range(31):
+        change = LineChange(3 * i + 2, 3 * i + 2, f"    return {i} + 0\n")
+        outcome.functions.append(FunctionOutcome("big.py", f"f{i}", "suggested", "proof", change, "diff", "proof"))
+    client = GitHubClient(context.api_url, context.token)
+    try:
+        assert _publish(client, context, outcome) is None
+    finally:
+        client.close()
+
+    assert github.violations == []
+    (posted,) = github.pulls[7].reviews
+    assert len(posted["comments"]) == 30 and {c["line"] for c in posted["comments"]} == {3 * i + 2 for i in range(30)}
+    (summary,) = summary_comments(github)
+    assert "| `big.py` | `f30` | not posted: the review holds at most 30 suggestions" in summary["body"]
+
+
 # -- bad environments
 
 

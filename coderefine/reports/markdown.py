@@ -39,14 +39,14 @@ def evidence(result: Result) -> str:
         parts.append(f"{evaluation.behavior.calls_compared} recorded calls replayed identically")
     if baseline is not None:
         deltas = [
-            f"{name} {_number(baseline.evaluation.metrics[name])} → {_number(evaluation.metrics[name])}"
-            for name in ("cc_max", "mi")
+            f"{label} {_number(baseline.evaluation.metrics[name])} → {_number(evaluation.metrics[name])}"
+            for name, label in (("cc_max", "largest cyclomatic complexity"), ("mi", "maintainability index"))
             if name in evaluation.metrics
             and name in baseline.evaluation.metrics
             and evaluation.metrics[name] != baseline.evaluation.metrics[name]
         ]
         if deltas:
-            parts.append("module " + ", ".join(deltas))
+            parts.append("module: " + ", ".join(deltas))
     return "; ".join(parts)
 
 
