@@ -43,6 +43,7 @@ from coderefine.run import RunOptions, execute, prepare_result
 from coderefine.settings import Settings
 from coderefine.source import read_source
 
+SUMMARY_BUDGET = 60000  # characters of diffs in the summary: GitHub's limit for a comment is 65536
 # Problems of one file (or its tests) end the review of that file only; anything else (the model, the
 # sandbox, the settings) would fail every function the same way, so it ends the review.
 _FILE_ERRORS = (
@@ -156,8 +157,8 @@ def _collect(
     patches: list[FilePatch] = []
     for item in client.get_all(f"/repos/{pull.owner}/{pull.repo}/pulls/{pull.number}/files"):
         path, status = str(item.get("filename", "")), str(item.get("status", ""))
-        if status == "removed" or not selected(path, options.paths):
-            continue
+        if status == "removed" or item.get("changes") == 0 or not selected(path, options.paths):
+            continue  # deleted, or renamed without a change: nothing to review
         patch = parse_patch(path, status, item.get("patch"))
         if patch.patch_missing:
             outcome.notes.append(f"`{path}`: GitHub sent no diff for it (too large or binary); not reviewed")
@@ -216,9 +217,15 @@ def render_summary(outcome: ReviewOutcome, inline: bool) -> str:
     if outcome.review_posted:
         lines.append(f"{len(outcome.suggested)} verified suggestion(s) posted as review comments.")
     shown = [f for f in outcome.functions if f.diff and (f.state != "suggested" or not inline)]
-    for f in shown:
-        lines += ["", f"<details><summary>{f.path} {f.function}: {f.proof}</summary>", "", fenced_diff(f.diff)]
-        lines += ["", "</details>"]
+    budget = SUMMARY_BUDGET
+    for index, f in enumerate(shown):
+        block = ["", f"<details><summary>{f.path} {f.function}: {f.proof}</summary>", "", fenced_diff(f.diff)]
+        block += ["", "</details>"]
+        budget -= sum(len(line) + 1 for line in block)
+        if budget < 0:  # GitHub refuses comments over 65536 characters
+            lines += ["", f"{len(shown) - index} more verified diff(s) left out: a comment holds 65536 characters."]
+            break
+        lines += block
     if outcome.findings:
         lines += ["", "#### Checks", "", *(f"- {finding}" for finding in outcome.findings)]
     if outcome.notes:
