@@ -457,6 +457,45 @@ def test_failing_tests_and_a_syntax_error_are_reported_in_the_summary_not_failur
     assert github.pulls[7].reviews == []  # nothing verified, nothing suggested
 
 
+LONG_BASE = """
+def total(xs):
+    qzx = 0
+    zqq = 1
+    qqz = 2
+    for x in xs:
+        qzx += x
+    qzx = qzx + zqq + qqz - 3
+    return qzx
+"""
+LONG_TEST = """
+from long import total
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+"""
+
+
+def test_a_verified_change_reaching_outside_the_diff_goes_to_the_summary_not_inline(tmp_path, github):
+    """The PR touches the top of `total`; the verified rewrite also changes its last lines, which the
+    diff's hunk does not show: GitHub would refuse that comment (422), so the change is a summary diff."""
+    head = dedent(LONG_BASE).replace("    qzx = 0\n", "    qzx = 0  # the running sum\n")
+    pull = make_pull(
+        tmp_path, {"pytest.ini": "[pytest]\n", "long.py": LONG_BASE, "test_long.py": LONG_TEST}, {"long.py": head}
+    )
+    script = write_script(tmp_path / "script.json", [fenced("def total(xs):\n    return sum(xs)\n")], ["VERDICT: STOP"])
+
+    proc = review(actions_env(tmp_path, github, pull), "--task", "readability", "--script", script)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert github.violations == [] and github.pulls[7].reviews == []
+    (summary,) = summary_comments(github)
+    assert (
+        "| `long.py` | `total` | outside the diff: verified, but lines 2-8 are not all in one hunk" in summary["body"]
+    )
+    assert "```diff" in summary["body"] and "+    return sum(xs)" in summary["body"]
+
+
 def test_a_read_only_token_without_a_step_summary_prints_the_summary(tmp_path, github):
     pull = make_pull(tmp_path, {"pytest.ini": "[pytest]\n", "notes.txt": "a\n"}, {"notes.txt": "b\n"})
     env = actions_env(tmp_path, github, pull, fork=True)
