@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -14,7 +15,8 @@ from rich.console import Console
 
 from coderefine import __version__
 from coderefine.config_view import describe_settings, render_settings
-from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound
+from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, UsageError
+from coderefine.github import MAX_COMMENTS
 from coderefine.records import Result
 from coderefine.reports.console import ConsoleView, render_result
 from coderefine.reports.json_report import render_json
@@ -366,6 +368,95 @@ config_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
     ]
 )
 app.command("config")(config_command)
+
+
+def review_command(
+    task: Annotated[str, typer.Option(help="optimize or readability.")] = "optimize",
+    paths: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--paths",
+            help="Globs limiting the files reviewed (repeatable, or separated by commas or newlines; fnmatch: "
+            "* also matches /).",
+        ),
+    ] = None,
+    max_comments: Annotated[
+        int, typer.Option(min=1, max=MAX_COMMENTS, help="Most suggestions in the review (at most 30).")
+    ] = MAX_COMMENTS,
+    **options: Any,
+) -> None:
+    """Review a pull request in GitHub Actions: verified suggestions on the functions it changed.
+
+    Reads GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_TOKEN and GITHUB_WORKSPACE."""
+    from coderefine.review import ReviewOptions, review_pull_request
+
+    view = ConsoleView(stdout, quiet=options["quiet"])
+    try:
+        if task not in ("optimize", "readability"):
+            raise UsageError(f"--task must be optimize or readability, not {task!r}")
+        flags = {name: value for name, value in options.items() if name in SPEC_BY_NAME}
+        globs = tuple(g.strip() for value in paths or () for g in value.replace("\n", ",").split(",") if g.strip())
+        workspace = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
+        review_options = ReviewOptions(
+            task=task,
+            settings=resolve_settings(flags, workspace if workspace.is_dir() else Path.cwd()),
+            paths=globs,
+            max_comments=max_comments,
+            tests=options["tests"],
+            script=options["script"],
+            pass_env=tuple(options["pass_env"] or ()),
+        )
+        outcome = review_pull_request(os.environ, review_options, view)
+    except CoderefineError as exc:
+        view.close()
+        stderr.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    except KeyboardInterrupt:
+        view.close()
+        stderr.print("interrupted: nothing more was posted")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except Exception as exc:  # a bug: one line for the user, the traceback only on request
+        view.close()
+        if options["debug"]:
+            traceback.print_exc()
+        stderr.print(
+            f"error: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(int(ExitCode.INTERNAL)) from None
+    view.close()
+    where = f"{outcome.repository}#{outcome.number}"
+    if outcome.skipped is not None:
+        stdout.print(f"review: skipped {where}: {outcome.skipped}", markup=False, highlight=False, soft_wrap=True)
+        return
+    if outcome.unposted_summary:  # read-only token and no GITHUB_STEP_SUMMARY: the summary is printed
+        stdout.print(outcome.unposted_summary, markup=False, highlight=False, soft_wrap=True)
+    posted = f"{len(outcome.suggested)} suggestion(s) posted" if outcome.review_posted else "no review posted"
+    stdout.print(
+        f"review: {where} at {outcome.head_sha[:12]}: {len(outcome.functions)} changed function(s), {posted}; "
+        f"summary: {outcome.summary_where}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+# `review` takes the refine commands' setting options (provider, model, sandbox, thresholds) and the run
+# options that make sense for many files, from refine_command's signature like `config`.
+_REVIEW_REUSED = ("tests", "script", "pass_env", "quiet", "debug")
+review_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        *list(inspect.signature(review_command, eval_str=True).parameters.values())[:3],
+        *(
+            p
+            for p in inspect.signature(refine_command, eval_str=True).parameters.values()
+            if p.name in SPEC_BY_NAME or p.name in _REVIEW_REUSED
+        ),
+    ]
+)
+app.command("review")(review_command)
 
 
 def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:

@@ -26,6 +26,8 @@ class ExitCode(IntEnum):
     WRITE_CONFLICT = 13
     CONFIG = 14  # a bad value or unknown key in pyproject.toml [tool.coderefine] or a CODEREFINE_* variable
     PROVIDER_REJECTED = 15  # the endpoint refused the key, the model or the URL (401/403/404): fix the settings
+    GITHUB_API = 17  # `review`: the GitHub REST API failed (not a read-only token: that is not a failure)
+    ACTIONS_CONTEXT = 18  # `review`: no pull request to review in the Actions environment, or the wrong checkout
     INTERRUPTED = 130
 
 
@@ -95,3 +97,11 @@ class WriteConflict(CoderefineError):
 
 class UsageError(CoderefineError):
     exit_code = ExitCode.USAGE
+
+
+class GitHubApiError(CoderefineError):
+    exit_code = ExitCode.GITHUB_API
+
+
+class ActionsContextError(CoderefineError):
+    exit_code = ExitCode.ACTIONS_CONTEXT
