@@ -87,9 +87,7 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64),
     SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2),
     SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1),
-    SettingSpec(
-        "min_maintainability", float, 10.0, "check: least maintainability index of a file", 0.0, 100.0
-    ),
+    SettingSpec("min_maintainability", float, 10.0, "check: least maintainability index of a file", 0.0, 100.0),
     SettingSpec("min_readability", float, 40.0, "check: least readability score of a file (0: off)", 0.0, 100.0),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
