@@ -303,7 +303,7 @@ def summary_text(outcome: CheckOutcome) -> str:
     with_findings = len({finding.path for finding in outcome.findings})
     return (
         f"{text}: {len(outcome.findings)} finding{'s' if len(outcome.findings) != 1 else ''} in {with_findings} "
-        f"file{'s' if with_findings != 1 else ''} (thresholds: `coderefine config`)"
+        f"file{'s' if with_findings != 1 else ''} (`coderefine config` shows the thresholds)"
     )
 
 

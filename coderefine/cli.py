@@ -285,12 +285,11 @@ def refine_files_command(
     task: Annotated[str, typer.Option(help="readability or optimize.")] = "readability",
     **options: Any,
 ) -> None:
-    """Refine several FILES one after the other (the pre-commit hook coderefine-refine).
+    """Refine several FILES, one verified run each (the pre-commit hook coderefine-refine).
 
-    Each file gets its own verified run, as `coderefine TASK FILE` would; with --write each verified
-    improvement is written atomically, and a file with none is left byte for byte as it was. A file that
-    cannot be refined (no tests, its tests fail, ...) is reported in one line and the others still run;
-    the exit code is then the first such file's."""
+    With --write each verified improvement is written atomically; a file with none is left as it was.
+
+    A file that cannot be refined is reported in one line, the others still run, and the exit code is its."""
     from coderefine.run import RunOptions
 
     if task not in ("readability", "optimize"):

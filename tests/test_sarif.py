@@ -12,6 +12,7 @@ import pytest
 from coderefine.check import RULES
 from coderefine.errors import ExitCode
 from coderefine.reports.sarif import FINGERPRINT_KEY, IMPROVEMENT_RULES, MAX_RESULTS, SRCROOT, _log
+from tests.conftest import fenced
 from tests.test_check import CLEAN, COMPLEX, POORLY_NAMED, write
 
 
@@ -206,3 +207,26 @@ def test_refine_sarif_of_a_failed_run_has_no_results_and_says_why(scripted, make
     assert invocation["executionSuccessful"] is False
     (notification,) = invocation["toolExecutionNotifications"]
     assert notification["properties"] == {"exitCode": 10, "kind": "baseline_fails"}
+
+
+def test_refine_several_files_writes_verified_changes_and_reports_each(cli, make_project, tmp_path, validator):
+    root = make_project({"mod.py": MODULE, "test_mod.py": TESTS})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"generate": [fenced(SIMPLER)], "feedback": [], "refine": []}))
+    sarif = tmp_path / "refine.sarif"
+    missing = root / "missing.py"
+    proc = cli(
+        "refine", missing, root / "mod.py", "--script", script, "--sandbox", "process", "--write", "--sarif", sarif
+    )
+    assert proc.returncode == ExitCode.FILE_NOT_FOUND, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {missing}: no such file"]
+    assert f"written to {root / 'mod.py'}" in " ".join(proc.stdout.split())  # the other file still ran
+    assert "return age >= 18" in (root / "mod.py").read_text()
+    log = json.loads(sarif.read_text())
+    assert_valid(validator, log)
+    run = log["runs"][0]
+    assert run["automationDetails"]["id"] == "coderefine/refine/"
+    (result,) = run["results"]
+    assert result["message"]["text"].endswith("Applied with --write.")
+    (notification,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert notification["properties"]["kind"] == "file_not_found"
