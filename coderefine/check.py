@@ -13,6 +13,7 @@ a cache miss, which keeps a warm `coderefine check` at interpreter start-up plus
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -234,9 +235,8 @@ def _readability_advice(path: str, quality: float, poor_names: list[str], worst:
     return f"{advice}; `coderefine readability {path}` proposes a verified rewrite"
 
 
-def _end_lines(tree: Any) -> dict[int, int]:
-    import ast
-
+def _end_lines(tree: ast.Module) -> dict[int, int]:
+    """The last line of each function, by the line of its `def` (radon gives only the first)."""
     return {
         node.lineno: node.end_lineno or node.lineno
         for node in ast.walk(tree)
