@@ -5,8 +5,8 @@ in the checked repository: a pre-commit hook must not leave files in the user's 
 in `git status`, or need a .gitignore entry), and one cache then serves every clone and worktree. The
 key hashes the path and the content, so an edited file misses.
 
-One small JSON file per entry, written atomically: pre-commit runs a hook in several processes at once
-on large commits, and a reader must never see half an entry. Unreadable entries count as misses.
+One small JSON file per entry, written atomically: several checks may run at once (two repositories'
+hooks, CI jobs sharing a home), and a reader must never see half an entry. Unreadable entries are misses.
 """
 
 from __future__ import annotations
