@@ -252,3 +252,10 @@ def test_check_imports_no_model_sandbox_or_rewrite_machinery(tmp_path):
     assert "radon" in imported  # the check did run
     for heavy in ("openai", "docker", "libcst", "typer", "rich", "pydantic", "coderefine.run"):
         assert heavy not in imported, heavy
+
+
+def test_an_output_file_that_cannot_be_written_is_one_line(check, tmp_path):
+    path = write(tmp_path, "mod.py", CLEAN)
+    proc = check(path, "--format", "json", "--output", tmp_path / "no" / "such" / "folder" / "out.json")
+    assert proc.returncode == ExitCode.WRITE_CONFLICT
+    assert proc.stderr.startswith("error: cannot write ") and len(proc.stderr.strip().splitlines()) == 1
