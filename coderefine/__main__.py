@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from coderefine.cli import main
+from coderefine.launcher import main
 
 main()

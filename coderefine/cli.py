@@ -8,23 +8,23 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from coderefine import __version__
-from coderefine.config_view import describe_settings, render_settings
 from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, UsageError
 from coderefine.github import MAX_COMMENTS
-from coderefine.records import Result
-from coderefine.reports.console import ConsoleView, render_result
-from coderefine.reports.json_report import render_json
-from coderefine.run import RunOptions, execute, prepare_result
 from coderefine.sandboxes.images import BUILD_TAG
 from coderefine.settings import SPEC_BY_NAME, resolve_settings
-from coderefine.trace import read_run_record
 from coderefine.writeback import write_text_atomically
+
+# The refinement machinery (libcst, the providers, the sandboxes) is imported inside the commands that
+# use it: `coderefine check` runs as a pre-commit hook on every commit and must start in a blink.
+if TYPE_CHECKING:
+    from coderefine.records import Result
+    from coderefine.run import RunOptions
 
 app = typer.Typer(
     name="coderefine",
@@ -166,6 +166,9 @@ def refine_command(
             rich_help_panel=_LOOP,
         ),
     ] = None,
+    sarif: Annotated[
+        Path | None, typer.Option(help="Write a SARIF 2.1.0 log of the verified improvement to this file.")
+    ] = None,
     trace: Annotated[
         Path | None, typer.Option(help="Save every request and answer here; `coderefine replay DIR` reruns it.")
     ] = None,
@@ -203,6 +206,7 @@ def refine_command(
 ) -> None:
     # Every setting option is named after its setting, so the flags are the locals of that name.
     flags = {name: value for name, value in locals().items() if name in SPEC_BY_NAME}
+    from coderefine.run import RunOptions
 
     def options() -> RunOptions:
         return RunOptions(
@@ -220,7 +224,7 @@ def refine_command(
             bench=bench,
         )
 
-    _run_and_report(ctx.info_name or "optimize", str(file), options, report, quiet, debug)
+    _run_and_report(ctx.info_name or "optimize", str(file), options, report, quiet, debug, sarif)
 
 
 app.command("optimize", help="Make FILE faster; only verified, measurably faster versions are kept.")(refine_command)
@@ -230,9 +234,35 @@ app.command("readability", help="Make FILE more readable; only verified, higher-
 
 
 def _run_and_report(
-    task: str, file: str, make_options: Callable[[], RunOptions], report: Path | None, quiet: bool, debug: bool
+    task: str,
+    file: str,
+    make_options: Callable[[], RunOptions],
+    report: Path | None,
+    quiet: bool,
+    debug: bool,
+    sarif: Path | None = None,
 ) -> None:
-    """Run, render, write the report (also on failure) and exit with the documented code."""
+    """Run, render, write the reports (also on failure) and exit with the documented code."""
+    result, error, interrupted = _run_once(task, file, make_options, quiet, debug)
+    if report is not None:
+        _write_report(report, result, error, interrupted)
+    if sarif is not None:
+        _write_sarif(sarif, [(result, error)], task)
+    if interrupted:
+        stderr.print("interrupted: nothing was written")
+        raise typer.Exit(ExitCode.INTERRUPTED)
+    if error is not None:
+        stderr.print(f"error: {error.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(error.exit_code))
+
+
+def _run_once(
+    task: str, file: str, make_options: Callable[[], RunOptions], quiet: bool, debug: bool
+) -> tuple[Result, CoderefineError | None, bool]:
+    """One run, rendered; returns the result, the error that ended it (if any) and whether Ctrl-C did."""
+    from coderefine.reports.console import ConsoleView, render_result
+    from coderefine.run import execute, prepare_result
+
     view = ConsoleView(stdout, quiet=quiet)
     result = prepare_result(task, file)
     error: CoderefineError | None = None
@@ -257,14 +287,81 @@ def _run_and_report(
             result.stop_reason = "interrupted"
         if result.iterations:  # what was verified before the failure is shown, not lost
             render_result(stdout, result, show_diff=False)
-    if report is not None:
-        _write_report(report, result, error, interrupted)
-    if interrupted:
-        stderr.print("interrupted: nothing was written")
-        raise typer.Exit(ExitCode.INTERRUPTED)
-    if error is not None:
-        stderr.print(f"error: {error.message}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(int(error.exit_code))
+    return result, error, interrupted
+
+
+def refine_files_command(
+    files: Annotated[list[Path], typer.Argument(help="The Python files to refine, one run each.", show_default=False)],
+    task: Annotated[str, typer.Option(help="readability or optimize.")] = "readability",
+    **options: Any,
+) -> None:
+    """Refine several FILES, one verified run each (the pre-commit hook coderefine-refine).
+
+    With --write each verified improvement is written atomically; a file with none is left as it was.
+
+    A file that cannot be refined is reported in one line, the others still run, and the exit code is its."""
+    from coderefine.run import RunOptions
+
+    if task not in ("readability", "optimize"):
+        stderr.print(f"error: --task must be readability or optimize, not {task!r}", markup=False, highlight=False)
+        raise typer.Exit(int(ExitCode.USAGE))
+    flags = {name: value for name, value in options.items() if name in SPEC_BY_NAME}
+    runs: list[tuple[Result, CoderefineError | None]] = []
+    first_error: CoderefineError | None = None
+    for file in files:
+
+        def make_options(file: Path = file) -> RunOptions:
+            return RunOptions(
+                task=task,
+                file=file,
+                settings=resolve_settings(flags, file.parent if file.parent.is_dir() else Path.cwd()),
+                tests=options["tests"],
+                root=options["root"],
+                script=options["script"],
+                write=options["write"],
+                pass_env=tuple(options["pass_env"] or ()),
+            )
+
+        stdout.print(f"== {file}", markup=False, highlight=False)
+        result, error, interrupted = _run_once(task, str(file), make_options, options["quiet"], options["debug"])
+        runs.append((result, error))
+        if interrupted:
+            stderr.print("interrupted: nothing more was written")
+            raise typer.Exit(ExitCode.INTERRUPTED)
+        if error is not None:
+            stderr.print(f"error: {error.message}", markup=False, highlight=False, soft_wrap=True)
+            first_error = first_error or error
+    if options["sarif"] is not None:
+        _write_sarif(options["sarif"], runs, "refine")
+    if first_error is not None:
+        raise typer.Exit(int(first_error.exit_code))
+
+
+# `refine` takes the refine commands' options, less those that name one file's run (--function, --report,
+# --trace); like `config`, its signature is composed from refine_command's.
+_NOT_FOR_SEVERAL_FILES = frozenset({"ctx", "file", "function", "report", "trace", "keep_workspaces"})
+refine_files_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        *list(inspect.signature(refine_files_command, eval_str=True).parameters.values())[:2],
+        *(
+            p
+            for p in inspect.signature(refine_command, eval_str=True).parameters.values()
+            if p.name not in _NOT_FOR_SEVERAL_FILES
+        ),
+    ]
+)
+app.command("refine")(refine_files_command)
+
+
+def _write_sarif(path: Path, runs: list[tuple[Result, CoderefineError | None]], category: str) -> None:
+    from coderefine.reports.sarif import refine_log, render_sarif, repository_root
+
+    start = Path(runs[0][0].file) if runs else Path.cwd()
+    try:
+        write_text_atomically(path, render_sarif(refine_log(runs, repository_root(start), category)))
+    except OSError as exc:
+        stderr.print(f"error: cannot write the SARIF log to {path}: {exc.strerror}", markup=False, soft_wrap=True)
+        raise typer.Exit(int(ExitCode.WRITE_CONFLICT)) from None
 
 
 @app.command("replay")
@@ -278,6 +375,9 @@ def replay_command(
 ) -> None:
     """Rerun a traced run with its recorded answers: no model, no network, no cost."""
     task, file = "optimize", str(trace_dir)
+
+    from coderefine.run import RunOptions
+    from coderefine.trace import read_run_record
 
     def options() -> RunOptions:
         record = read_run_record(trace_dir)
@@ -311,6 +411,8 @@ def config_command(
     **flags: Any,
 ) -> None:
     """Print the effective settings, where each comes from, and which provider a run would use."""
+    from coderefine.config_view import describe_settings, render_settings
+
     start = path or Path.cwd()
     try:
         if not start.exists():
@@ -359,13 +461,73 @@ def sandbox_build_command(
     stdout.print(f"built {built}; use it with --sandbox docker --image {built}", markup=False, highlight=False)
 
 
+_CHECK = "Thresholds"
+
+
+@app.command("check")
+def check_command(
+    files: Annotated[list[Path], typer.Argument(help="Python files to check.", show_default=False)],
+    output_format: Annotated[str, typer.Option("--format", help="text, json or sarif (SARIF 2.1.0).")] = "text",
+    output: Annotated[
+        Path | None, typer.Option(help="Write the findings in --format to this file (text still goes to stdout).")
+    ] = None,
+    max_complexity: Annotated[
+        int | None,
+        typer.Option(help="Most cyclomatic complexity of one function (default 10).", rich_help_panel=_CHECK),
+    ] = None,
+    min_maintainability: Annotated[
+        float | None,
+        typer.Option(help="Least maintainability index of a file (default 10; 0: off).", rich_help_panel=_CHECK),
+    ] = None,
+    min_readability: Annotated[
+        float | None,
+        typer.Option(help="Least readability score of a file (default 40; 0: off).", rich_help_panel=_CHECK),
+    ] = None,
+    cache: Annotated[
+        bool | None,
+        typer.Option("--cache/--no-cache", help="Reuse results saved on disk for unchanged files (default: on)."),
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", hidden=True)] = False,
+) -> None:
+    """Deterministic thresholds (complexity, maintainability, readability) on FILES: no model, no network.
+
+    Exits 0 when every file is within them, 16 when there are findings, 3-6 when a file cannot be checked."""
+    from coderefine.check_command import run_check
+
+    flags = {"max_complexity": max_complexity, "min_maintainability": min_maintainability}
+    flags |= {"min_readability": min_readability, "cache": cache}
+    try:
+        code = run_check(files, output_format, output, flags, stderr)
+    except CoderefineError as exc:
+        stderr.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    except Exception as exc:  # a bug: one line for the user, the traceback only on request
+        if debug:
+            traceback.print_exc()
+        stderr.print(
+            f"error: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(int(ExitCode.INTERNAL)) from None
+    raise typer.Exit(code)
+
+
 # `config` takes the same setting options as the refine commands. Typer reads a command's options from
 # its signature, so the signature is composed from refine_command's instead of declaring each twice.
+def _setting_parameters() -> list[inspect.Parameter]:
+    """The setting options of the refine commands and of `check`, each once."""
+    seen: dict[str, inspect.Parameter] = {}
+    for command in (refine_command, check_command):
+        for parameter in inspect.signature(command, eval_str=True).parameters.values():
+            if parameter.name in SPEC_BY_NAME and parameter.name not in seen:
+                seen[parameter.name] = parameter
+    return list(seen.values())
+
+
 config_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [
-        *list(inspect.signature(config_command, eval_str=True).parameters.values())[:2],
-        *(p for p in inspect.signature(refine_command, eval_str=True).parameters.values() if p.name in SPEC_BY_NAME),
-    ]
+    [*list(inspect.signature(config_command, eval_str=True).parameters.values())[:2], *_setting_parameters()]
 )
 app.command("config")(config_command)
 
@@ -388,6 +550,7 @@ def review_command(
     """Review a pull request in GitHub Actions: verified suggestions on the functions it changed.
 
     Reads GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_TOKEN and GITHUB_WORKSPACE."""
+    from coderefine.reports.console import ConsoleView
     from coderefine.review import ReviewOptions, review_pull_request
 
     view = ConsoleView(stdout, quiet=options["quiet"])
@@ -443,23 +606,22 @@ def review_command(
     )
 
 
-# `review` takes the refine commands' setting options (provider, model, sandbox, thresholds) and the run
-# options that make sense for many files, from refine_command's signature like `config`.
+# `review` takes every setting option (provider, model, sandbox, speed and check thresholds) and the run
+# options of refine_command that make sense for many files, from their signatures like `config`.
 _REVIEW_REUSED = ("tests", "script", "pass_env", "quiet", "debug")
 review_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
     [
         *list(inspect.signature(review_command, eval_str=True).parameters.values())[:3],
-        *(
-            p
-            for p in inspect.signature(refine_command, eval_str=True).parameters.values()
-            if p.name in SPEC_BY_NAME or p.name in _REVIEW_REUSED
-        ),
+        *_setting_parameters(),
+        *(p for p in inspect.signature(refine_command, eval_str=True).parameters.values() if p.name in _REVIEW_REUSED),
     ]
 )
 app.command("review")(review_command)
 
 
 def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:
+    from coderefine.reports.json_report import render_json
+
     details = None
     if error is not None:
         result.status = "failed"

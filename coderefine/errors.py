@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     WRITE_CONFLICT = 13
     CONFIG = 14  # a bad value or unknown key in pyproject.toml [tool.coderefine] or a CODEREFINE_* variable
     PROVIDER_REJECTED = 15  # the endpoint refused the key, the model or the URL (401/403/404): fix the settings
+    FINDINGS = 16  # `coderefine check` found code beyond a threshold (pre-commit: the hook fails)
     GITHUB_API = 17  # `review`: the GitHub REST API failed (not a read-only token: that is not a failure)
     ACTIONS_CONTEXT = 18  # `review`: no pull request to review in the Actions environment, or the wrong checkout
     INTERRUPTED = 130

@@ -67,7 +67,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from coderefine.metrics import analyse, parse
+from coderefine.metrics import Analysis, analyse, parse
 
 # --- score weights and constants -----------------------------------------------------------------
 
@@ -166,7 +166,11 @@ def readability_score(source: str) -> float:
 def readability_components(source: str) -> dict[str, float]:
     """The score and its parts (``mi_capped``, ``cc_max``, ``complexity_score``,
     ``identifier_quality``), each rounded to 2 decimals, for feedback that says what to improve."""
-    analysis = analyse(source)
+    return components_of_analysis(analyse(source))
+
+
+def components_of_analysis(analysis: Analysis) -> dict[str, float]:
+    """:func:`readability_components` on an already analysed module."""
     mi_capped = analysis.maintainability_index(comment_percent_cap=MI_COMMENT_PERCENT_CAP)
     complexity_score = complexity_score_for(analysis.cc_max)
     quality, _ = identifier_quality_of_tree(analysis.tree)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coderefine.check import CheckThresholds, check_source, sorted_findings
 from coderefine.errors import (
     BaselineFails,
     CoderefineError,
@@ -100,14 +101,24 @@ class ReviewOutcome:
         return [f for f in self.functions if f.state == "suggested"]
 
 
-def deterministic_findings(files: list[Path]) -> list[str]:
-    """Seam for the deterministic checks (coderefine/check.py: `check_file(path, thresholds) ->
-    list[Finding]`): one Markdown line per finding on the changed files, for the summary.
-
-    Returns nothing until check.py is merged; then: `[f"`{f.path}:{f.line}` {f.message}" for path in
-    files for f in check_file(path, thresholds)]`. They need no key and no network, so they run on
-    every pull request, forks included."""
-    return []
+def deterministic_findings(workspace: Path, patches: list[FilePatch], settings: Settings) -> list[str]:
+    """The `coderefine check` findings on what the pull request changed, one Markdown line each: file-wide
+    metrics of the changed files, and functions whose lines the diff touches. They need no key and no
+    network, so every pull request gets them, forks included. A file check cannot read is reported by
+    the review itself."""
+    thresholds = CheckThresholds.from_settings(settings)
+    lines = []
+    for patch in patches:
+        try:
+            text = read_source(workspace / patch.path).text
+            findings = check_source(patch.path, text, thresholds)
+        except (CoderefineError, SyntaxError):
+            continue
+        for finding in sorted_findings(findings):
+            whole_file = finding.function is None
+            if whole_file or any(finding.line <= line <= finding.end_line for line in patch.touched):
+                lines.append(f"`{finding.path}:{finding.line}` {finding.detail()}")
+    return lines
 
 
 def _provider_line(options: ReviewOptions) -> str:
@@ -164,7 +175,7 @@ def _collect(
             outcome.notes.append(f"`{path}`: GitHub sent no diff for it (too large or binary); not reviewed")
         else:
             patches.append(patch)
-    outcome.findings = deterministic_findings([context.workspace / p.path for p in patches])
+    outcome.findings = deterministic_findings(context.workspace, patches, options.settings)
 
     for patch in patches:
         try:

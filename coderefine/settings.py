@@ -70,7 +70,7 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("max_calls", int, None, "most model calls in a run", 1),
     SettingSpec("max_tokens", int, None, "most tokens (prompt + answer) in a run", 1),
     SettingSpec("context_tokens", int, 16000, "prompt budget; older attempts are left out beyond it", 1000),
-    SettingSpec("cache", bool, True, "reuse answers saved on disk for identical requests"),
+    SettingSpec("cache", bool, True, "reuse answers (and check results) saved on disk for identical requests"),
     SettingSpec("cache_dir", Path, None, "where answers are saved (unset: ~/.cache/coderefine/responses)"),
     SettingSpec(
         "sandbox",
@@ -86,6 +86,9 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("timeout", float, 300.0, "time limit in seconds for the original's test run", 0.1),
     SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64),
     SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2),
+    SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1),
+    SettingSpec("min_maintainability", float, 10.0, "check: least maintainability index of a file", 0.0, 100.0),
+    SettingSpec("min_readability", float, 40.0, "check: least readability score of a file (0: off)", 0.0, 100.0),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 # Keys a later part of coderefine reads from [tool.coderefine] itself (tables, not single values).

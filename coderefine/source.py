@@ -31,28 +31,49 @@ class SourceFile:
 
 
 def read_source(path: Path) -> SourceFile:
+    raw = read_bytes(path)
+    text, has_bom = decode_source(path, raw)
+    check_syntax(path, text)
+    return SourceFile(path=path.resolve(), text=text, raw_sha256=hashlib.sha256(raw).hexdigest(), has_bom=has_bom)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes; a missing file, a folder or an unreadable file is bad input."""
     path = path.expanduser()
     if not path.exists():
         raise InputFileNotFound(f"{path}: no such file")
     if path.is_dir():
         raise InputIsDirectory(f"{path}: is a directory; give a Python file (e.g. {path}/module.py)")
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise InputFileNotFound(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def decode_source(path: Path, raw: bytes) -> tuple[str, bool]:
+    """The text (a leading BOM removed) and whether there was one."""
     has_bom = raw.startswith(_BOM)
     try:
         # Decode without newline translation so that a file with CRLF endings is written back as CRLF.
-        text = raw[len(_BOM) if has_bom else 0 :].decode("utf-8")
+        return raw[len(_BOM) if has_bom else 0 :].decode("utf-8"), has_bom
     except UnicodeDecodeError as exc:
         raise InputNotUtf8(f"{path}: not UTF-8 (invalid byte at offset {exc.start}); convert it first") from None
+
+
+def check_syntax(path: Path, text: str) -> None:
     try:
         ast.parse(text, filename=str(path))
     except SyntaxError as exc:
-        raise InputSyntaxError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+        raise syntax_error(path, exc) from None
     except ValueError as exc:  # e.g. null bytes
         raise InputSyntaxError(f"{path}: cannot be parsed: {exc}") from None
-    return SourceFile(path=path.resolve(), text=text, raw_sha256=hashlib.sha256(raw).hexdigest(), has_bom=has_bom)
+
+
+def syntax_error(path: Path, exc: SyntaxError) -> InputSyntaxError:
+    """The one-line error for source that does not parse, naming the line."""
+    if exc.lineno is None:
+        return InputSyntaxError(f"{path}: cannot be parsed: {exc.msg}")
+    return InputSyntaxError(f"{path}:{exc.lineno}: syntax error: {exc.msg}")
 
 
 def function_names(code: str) -> list[str]:

@@ -338,12 +338,16 @@ def test_no_key_means_the_offline_provider_and_deterministic_checks_only(tmp_pat
     pull = project_pull(tmp_path, wordy)
     env = actions_env(tmp_path, github, pull, fork=True)
 
-    proc = review(env, "--task", "readability", "--paths", "other/*.py,mod.py")
+    proc = review(env, "--task", "readability", "--paths", "other/*.py,mod.py", "--max-complexity", "1")
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert github.violations == []
     (summary,) = summary_comments(github)
     assert "provider: offline" in summary["body"] and "deterministic checks only" in summary["body"]
+    # The check findings, on the function the pull request changed only (all three are above 1).
+    checks = summary["body"].split("#### Checks", 1)[1]
+    assert "`mod.py:9` cyclomatic-complexity 2 > 1: split `is_small`" in checks, checks
+    assert "`scale`" not in checks and "`evens`" not in checks
     (posted,) = github.pulls[7].reviews
     (comment,) = posted["comments"]  # the rule-based rewrite, verified and suggested without any model
     assert "`is_small`" in comment["body"] and (comment["start_line"], comment["line"]) == (10, 13)
