@@ -21,6 +21,9 @@ import threading
 import types
 from typing import Any
 
+from coderefine_sandbox.linecov import LineCoverage
+from coderefine_sandbox.pinning import NOT_PINNED, pinned_call, pinned_names
+
 PROTOCOL = 4
 
 
@@ -53,6 +56,7 @@ class Recorder:
         self.current_test = ""
         self.module_file: str | None = None
         self.patched: list[str] = []
+        self.coverage = LineCoverage()
         self._local = threading.local()
 
     # -- patching
@@ -78,6 +82,8 @@ class Recorder:
             if wrapped is not None:
                 setattr(owner, attr, wrapped)
                 self.patched.append(target)
+                self.coverage.add(target, raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw)
+        self.coverage.start()
 
     def _wrap_attribute(self, target: str, raw: Any) -> Any:
         if isinstance(raw, staticmethod):
@@ -116,13 +122,16 @@ class Recorder:
             except Exception:
                 self.unreplayable[target] += 1
         if blob is None:
-            return func(*args, **kwargs)
+            with pinned_call():
+                return func(*args, **kwargs)
 
         tee = _Tee(sys.stdout)
         saved = sys.stdout
         sys.stdout = tee
         try:
-            result = func(*args, **kwargs)
+            # The same seeds and clock as the replay gives the call: randomness and time become inputs.
+            with pinned_call():
+                result = func(*args, **kwargs)
         except Exception as exc:
             sys.stdout = saved
             self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc)
@@ -185,6 +194,10 @@ class Recorder:
             "unreplayable": self.unreplayable,
             "truncated": self.truncated,
             "patched": self.patched,
+            "coverage": self.coverage.report(),
+            "coverage_method": self.coverage.method,
+            "pinned": pinned_names(),
+            "not_pinned": list(NOT_PINNED),
         }
         with open(path, "wb") as fh:
             pickle.dump(payload, fh, protocol=PROTOCOL)

@@ -214,6 +214,8 @@ def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, 
         str(request["behavior"]["rel_tol"]),
         "--abs-tol",
         str(request["behavior"]["abs_tol"]),
+        "--unordered",
+        ",".join(request["behavior"].get("unordered", [])),
     ]
     if profile:
         argv.append("--profile")
@@ -377,6 +379,10 @@ def baseline(request: dict[str, Any]) -> dict[str, Any]:
         "patched": payload["patched"],
         "module_file": payload["module_file"],
     }
+    result["pinned"] = payload.get("pinned", [])
+    result["not_pinned"] = payload.get("not_pinned", [])
+    result["coverage_method"] = payload.get("coverage_method", "none")
+    result["evidence"] = _evidence(payload, [])
     if not payload["records"]:
         return result
     # The original against its own recording: whatever differs is not deterministic, so it cannot be
@@ -388,9 +394,33 @@ def baseline(request: dict[str, Any]) -> dict[str, Any]:
     unstable = self_check.get("mismatch_indices", [])
     with open(request["unstable_path"], "w", encoding="utf-8") as fh:
         json.dump(unstable, fh)
+    result["evidence"] = _evidence(payload, unstable)
     if request.get("timing") and len(unstable) < len(payload["records"]):
         result["calibration"] = calibrate(request)
     return result
+
+
+def _evidence(payload: dict[str, Any], unstable: list[int]) -> dict[str, dict[str, Any]]:
+    """Per target, what the tests give to judge candidates by: outermost calls made, calls recorded, calls
+    usable (recorded, replayable and deterministic), and the target's lines the tests ran."""
+    excluded = set(unstable)
+    evidence: dict[str, dict[str, Any]] = {}
+    for target, calls in payload["counts"].items():
+        lines = payload.get("coverage", {}).get(target, {"lines": [], "covered": []})
+        evidence[target] = {
+            "calls": calls,
+            "recorded": 0,
+            "usable": 0,
+            "lines": len(lines["lines"]),
+            "covered": len(lines["covered"]),
+            "missed_lines": sorted(set(lines["lines"]) - set(lines["covered"])),
+        }
+    for index, record in enumerate(payload["records"]):
+        entry = evidence.get(record["target"])
+        if entry is not None:
+            entry["recorded"] += 1
+            entry["usable"] += index not in excluded
+    return evidence
 
 
 def candidate(request: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pyperf
 
+from coderefine_sandbox.pinning import Pin
 from coderefine_sandbox.workload import add_import_paths, import_module, load_calls, resolve
 
 
@@ -37,10 +38,14 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes]]) -> float:
     loads = pickle.loads
     total = 0.0
     sink = io.StringIO()
+    pin = Pin()  # the same seeds and clock as capture and replay, reset outside the timed region
+    reset = pin.reset
+    pin.install()
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
             for func, blob in workload:
                 args, kwargs = loads(blob)
+                reset()
                 started = perf_counter()
                 # A bare try/except costs less than contextlib.suppress in this timed loop.
                 try:  # noqa: SIM105
@@ -50,6 +55,7 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes]]) -> float:
                 total += perf_counter() - started
             sink.seek(0)
             sink.truncate()
+    pin.uninstall()
     return total
 
 
