@@ -14,8 +14,8 @@ from rich.console import Console
 
 from coderefine import __version__
 from coderefine.config_view import describe_settings, render_settings
-from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound
-from coderefine.records import Result
+from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, InsufficientTests
+from coderefine.records import INSUFFICIENT_TESTS, Result
 from coderefine.reports.console import ConsoleView, render_result
 from coderefine.reports.json_report import render_json
 from coderefine.run import RunOptions, execute, prepare_result
@@ -57,6 +57,7 @@ def _main(
 _MODEL = "Model"
 _LOOP = "Loop"
 _SANDBOX = "Sandbox"
+_VERDICT = "Verdict"
 ProviderOpt = Annotated[
     str | None,
     typer.Option(
@@ -139,6 +140,44 @@ TimingPairsOpt = Annotated[
     typer.Option(help="Interleaved original/candidate process pairs per timing (default 6).", rich_help_panel=_SANDBOX),
 ]
 
+RelTolOpt = Annotated[
+    float | None,
+    typer.Option(help="Relative tolerance for floats in recorded calls (default 1e-9).", rich_help_panel=_VERDICT),
+]
+AbsTolOpt = Annotated[
+    float | None,
+    typer.Option(help="Absolute tolerance for floats in recorded calls (default 0).", rich_help_panel=_VERDICT),
+]
+UnorderedOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Targets whose returned list or tuple may come in any order, comma-separated (default: none).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+MinCallsOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Fewest usable recorded calls to the targets; fewer stops the run: insufficient tests (default 3).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+MinCoverageOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Least share of the targets' lines the tests must run; less stops the run (default 0.6).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+AllowInsufficientOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--allow-insufficient-tests/--require-sufficient-tests",
+        help="Judge candidates even when the tests fall below --min-calls or --min-coverage (default: stop).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+
 
 def refine_command(
     ctx: typer.Context,
@@ -188,6 +227,12 @@ def refine_command(
         typer.Option("--pass-env", help="Environment variable the tests need (repeatable).", rich_help_panel=_SANDBOX),
     ] = None,
     timing_pairs: TimingPairsOpt = None,
+    rel_tol: RelTolOpt = None,
+    abs_tol: AbsTolOpt = None,
+    unordered: UnorderedOpt = None,
+    min_calls: MinCallsOpt = None,
+    min_coverage: MinCoverageOpt = None,
+    allow_insufficient_tests: AllowInsufficientOpt = None,
     keep_workspaces: Annotated[bool, typer.Option(hidden=True)] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
     debug: Annotated[bool, typer.Option(hidden=True, help="Show tracebacks of internal errors.")] = False,
@@ -242,6 +287,11 @@ def _run_and_report(
 
     if error is None and not interrupted:
         render_result(stdout, result)
+        if result.status == INSUFFICIENT_TESTS:
+            # Not a failure of the run, but nothing was judged: pre-commit and CI must be able to tell.
+            error = InsufficientTests(
+                f"{result.stop_reason}; add tests, or pass --allow-insufficient-tests to judge candidates anyway"
+            )
     else:
         if interrupted:
             result.stop_reason = "interrupted"
@@ -362,7 +412,8 @@ app.command("config")(config_command)
 def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:
     details = None
     if error is not None:
-        result.status = "failed"
+        if not isinstance(error, InsufficientTests):
+            result.status = "failed"
         details = {
             "code": int(error.exit_code),
             "kind": error.exit_code.name.lower(),

@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     WRITE_CONFLICT = 13
     CONFIG = 14  # a bad value or unknown key in pyproject.toml [tool.coderefine] or a CODEREFINE_* variable
     PROVIDER_REJECTED = 15  # the endpoint refused the key, the model or the URL (401/403/404): fix the settings
+    INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
     INTERRUPTED = 130
 
 
@@ -95,3 +96,10 @@ class WriteConflict(CoderefineError):
 
 class UsageError(CoderefineError):
     exit_code = ExitCode.USAGE
+
+
+class InsufficientTests(CoderefineError):
+    """Not raised by a run: the CLI's exit for a run that stopped after the baseline, its status
+    `insufficient_tests`, so that scripts can tell "nothing was judged" from "nothing was better"."""
+
+    exit_code = ExitCode.INSUFFICIENT_TESTS

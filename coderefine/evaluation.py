@@ -28,12 +28,15 @@ from coderefine.records import (
     Evaluation,
     HotSpot,
     Mismatch,
+    Sufficiency,
+    TargetEvidence,
     TestFailure,
     TestReport,
     Timing,
 )
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.sufficiency import judge_sufficiency
 from coderefine.workspace import copy_project, write_module
 
 
@@ -51,6 +54,11 @@ class EvaluationSettings:
     max_capture_bytes: int = 64 * 1024 * 1024
     rel_tol: float = 1e-9
     abs_tol: float = 0.0
+    unordered: tuple[str, ...] = ()  # targets whose returned sequences compare in any order
+    min_calls: int = 0  # the sufficiency gate (see coderefine.sufficiency); 0 and 0.0 switch it off
+    min_coverage: float = 0.0
+    allow_insufficient_tests: bool = False
+    script: bool = False  # the module is a script: with no recorded calls its tests alone judge it
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable
     keep_workspaces: bool = False
@@ -77,12 +85,24 @@ def values_per_process(configured: int, workload_seconds: float | None) -> int:
     return min(configured, 2 if workload_seconds < 1.0 else 1)
 
 
+# Pinned for every run, whatever the code imports (the sandbox reports the rest).
+HASH_SEED = 0
+ALWAYS_PINNED = (
+    f"PYTHONHASHSEED={HASH_SEED} (str/bytes hashes, set and dict-of-str iteration order)",
+    "random reseeded before each test",
+)
+
+
 @dataclass
 class BaselineFacts:
     evaluation: Evaluation
     calls_recorded: int
     loops: int | None
     workload_seconds: float | None
+    evidence: tuple[TargetEvidence, ...] = ()
+    sufficiency: Sufficiency | None = None
+    pinned: tuple[str, ...] = ()
+    not_pinned: tuple[str, ...] = ()
 
 
 class Evaluator:
@@ -146,7 +166,12 @@ class Evaluator:
                 "max_calls_per_target": self.settings.max_calls_per_target,
                 "max_bytes": self.settings.max_capture_bytes,
             },
-            "behavior": {"rel_tol": self.settings.rel_tol, "abs_tol": self.settings.abs_tol},
+            "hash_seed": HASH_SEED,
+            "behavior": {
+                "rel_tol": self.settings.rel_tol,
+                "abs_tol": self.settings.abs_tol,
+                "unordered": list(self.settings.unordered),
+            },
             "timing": timing,
             "replay": self.calls_recorded > 0,
         }
@@ -237,7 +262,36 @@ class Evaluator:
             hot_spots=_hot_spots(self_check.get("profile", [])),
             wall_seconds=time.perf_counter() - started,
         )
-        return BaselineFacts(evaluation, self.calls_recorded, self.loops, self.workload_seconds)
+        evidence = tuple(
+            TargetEvidence(
+                target=target,
+                calls=entry["calls"],
+                recorded=entry["recorded"],
+                usable=entry["usable"],
+                lines=entry["lines"],
+                covered=entry["covered"],
+                missed_lines=tuple(entry["missed_lines"]),
+            )
+            for target, entry in raw.get("evidence", {}).items()
+        )
+        sufficiency = judge_sufficiency(
+            evidence,
+            self.targets,
+            min_calls=self.settings.min_calls,
+            min_coverage=self.settings.min_coverage,
+            allowed=self.settings.allow_insufficient_tests,
+            script=self.settings.script,
+        )
+        return BaselineFacts(
+            evaluation,
+            self.calls_recorded,
+            self.loops,
+            self.workload_seconds,
+            evidence=evidence,
+            sufficiency=sufficiency,
+            pinned=(*ALWAYS_PINNED, *raw.get("pinned", [])),
+            not_pinned=tuple(raw.get("not_pinned", [])),
+        )
 
     # ----------------------------------------------------------------- candidates
 

@@ -120,6 +120,7 @@ def baseline_facts(baseline: Baseline) -> str:
         )
     else:
         lines.append("- The tests made no recordable calls to the target functions: the tests alone judge behaviour.")
+    lines += evidence_lines(baseline)
     if baseline.workload_seconds is not None:
         lines.append(
             f"- One pass over the recorded calls takes {_seconds(baseline.workload_seconds)} (the timing workload)."
@@ -127,6 +128,28 @@ def baseline_facts(baseline: Baseline) -> str:
     lines += hot_spot_lines(evaluation)
     lines += metric_lines(evaluation)
     return "\n".join(lines)
+
+
+def evidence_lines(baseline: Baseline) -> list[str]:
+    """Per target: how many calls judge it and how much of it the tests run, so that the model knows
+    which changes the tests can see and which they cannot."""
+    lines = []
+    for e in baseline.evidence:
+        coverage = f"{e.covered}/{e.lines} lines run by the tests" if e.lines else "no lines measured"
+        missed = ""
+        if e.missed_lines:
+            shown = ", ".join(str(n) for n in e.missed_lines[:8]) + (", ..." if len(e.missed_lines) > 8 else "")
+            missed = f" (never run: lines {shown})"
+        lines.append(f"- `{e.target}`: {e.usable} recorded calls judge it, {coverage}{missed}.")
+    gate = baseline.sufficiency
+    if gate is not None and gate.applies and not gate.sufficient:
+        lines.append(f"- Warning: {gate.reason}; changes outside what the tests run are not checked, keep them out.")
+    if baseline.pinned and baseline.calls_recorded:
+        lines.append(
+            "- Each recorded call runs with `random` seeded and `time.time` pinned: draw random numbers and read "
+            "the clock in the same order as the original, or the results differ."
+        )
+    return lines
 
 
 def iteration_facts(iteration: Iteration, baseline: Baseline | None = None) -> str:

@@ -101,12 +101,22 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         whole_module=whole_module,
         offline_rules=task.offline_rules,
     )
+    unknown = [name for name in settings["unordered"] if name not in targets]
+    if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
+        result.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
     evaluation_settings = EvaluationSettings(
         measure_speed=task.measure_speed,
         test_timeout=settings["timeout"],
         memory_mb=settings["memory_mb"],
         timing_pairs=settings["timing_pairs"],
         min_speedup=settings["min_speedup"],
+        rel_tol=settings["rel_tol"],
+        abs_tol=settings["abs_tol"],
+        unordered=tuple(name for name in settings["unordered"] if name in targets),
+        min_calls=settings["min_calls"],
+        min_coverage=settings["min_coverage"],
+        allow_insufficient_tests=settings["allow_insufficient_tests"],
+        script=is_script(source.text),
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,
     )

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from coderefine import __version__
-from coderefine.records import Evaluation, Iteration, Result
+from coderefine.records import Evaluation, Iteration, Result, Sufficiency
 
 SCHEMA_VERSION = 1
 
@@ -55,6 +55,23 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
     }
 
 
+def _sufficiency(gate: Sufficiency | None) -> dict[str, Any] | None:
+    if gate is None:
+        return None
+    return {
+        "applies": gate.applies,
+        "sufficient": gate.sufficient,
+        "calls": gate.calls,
+        "lines": gate.lines,
+        "covered": gate.covered,
+        "coverage": round(gate.coverage, 4) if gate.coverage is not None else None,
+        "min_calls": gate.min_calls,
+        "min_coverage": gate.min_coverage,
+        "allowed": gate.allowed,
+        "reason": gate.reason,
+    }
+
+
 def _iteration(iteration: Iteration) -> dict[str, Any]:
     speedup, interval = _speedup(iteration.evaluation)
     candidate = iteration.candidate
@@ -89,6 +106,20 @@ def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str
             "calls_recorded": result.baseline.calls_recorded,
             "workload_seconds": result.baseline.workload_seconds,
             "hot_spots": [vars(s) for s in evaluation.hot_spots],
+            "evidence": {
+                e.target: {
+                    "calls": e.calls,
+                    "recorded": e.recorded,
+                    "usable": e.usable,
+                    "lines": e.lines,
+                    "covered": e.covered,
+                    "missed_lines": list(e.missed_lines),
+                }
+                for e in result.baseline.evidence
+            },
+            "sufficiency": _sufficiency(result.baseline.sufficiency),
+            "pinned": list(result.baseline.pinned),
+            "not_pinned": list(result.baseline.not_pinned),
         }
     best = None
     if result.best is not None and result.best.candidate is not None:
