@@ -178,6 +178,15 @@ AllowInsufficientOpt = Annotated[
     ),
 ]
 
+GenInputsOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--gen-inputs/--no-gen-inputs",
+        help="Also compare on inputs generated from the targets' type hints (needs coderefine[gen]: hypothesis).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+
 
 def refine_command(
     ctx: typer.Context,
@@ -233,6 +242,7 @@ def refine_command(
     min_calls: MinCallsOpt = None,
     min_coverage: MinCoverageOpt = None,
     allow_insufficient_tests: AllowInsufficientOpt = None,
+    gen_inputs: GenInputsOpt = None,
     keep_workspaces: Annotated[bool, typer.Option(hidden=True)] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
     debug: Annotated[bool, typer.Option(hidden=True, help="Show tracebacks of internal errors.")] = False,

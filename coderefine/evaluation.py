@@ -26,6 +26,7 @@ from coderefine.records import (
     BehaviorReport,
     Candidate,
     Evaluation,
+    GeneratedInputs,
     HotSpot,
     Mismatch,
     Sufficiency,
@@ -59,6 +60,7 @@ class EvaluationSettings:
     min_coverage: float = 0.0
     allow_insufficient_tests: bool = False
     script: bool = False  # the module is a script: with no recorded calls its tests alone judge it
+    gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable
     keep_workspaces: bool = False
@@ -103,6 +105,7 @@ class BaselineFacts:
     sufficiency: Sufficiency | None = None
     pinned: tuple[str, ...] = ()
     not_pinned: tuple[str, ...] = ()
+    generated: GeneratedInputs | None = None
 
 
 class Evaluator:
@@ -125,6 +128,7 @@ class Evaluator:
         self.loops: int | None = None
         self.workload_seconds: float | None = None
         self.calls_recorded = 0
+        self.generated_calls = 0
         self.candidate_timeout = settings.test_timeout
         self.counter = 0
 
@@ -174,6 +178,18 @@ class Evaluator:
             },
             "timing": timing,
             "replay": self.calls_recorded > 0,
+            "generate": self._generated_paths(count=self.settings.gen_inputs)
+            if mode == "baseline" and self.settings.gen_inputs
+            else None,
+            "generated": self._generated_paths() if mode == "candidate" and self.generated_calls else None,
+        }
+
+    def _generated_paths(self, count: int = 0) -> dict[str, Any]:
+        return {
+            "count": count,
+            "calls_path": str(self.io_dir / "generated.pkl"),
+            "report_path": str(self.io_dir / "generated.json"),
+            "unstable_path": str(self.io_dir / "generated-unstable.json"),
         }
 
     def _run(
@@ -274,6 +290,8 @@ class Evaluator:
             )
             for target, entry in raw.get("evidence", {}).items()
         )
+        generated = _generated(raw.get("generated"))
+        self.generated_calls = generated.calls if generated is not None and generated.error is None else 0
         sufficiency = judge_sufficiency(
             evidence,
             self.targets,
@@ -291,6 +309,7 @@ class Evaluator:
             sufficiency=sufficiency,
             pinned=(*ALWAYS_PINNED, *raw.get("pinned", [])),
             not_pinned=tuple(raw.get("not_pinned", [])),
+            generated=generated,
         )
 
     # ----------------------------------------------------------------- candidates
@@ -321,10 +340,16 @@ class Evaluator:
         if replay is not None:
             if "error" in replay or "import_error" in replay:
                 error = error or replay.get("error") or f"the module cannot be imported: {replay['import_error']}"
+            generated = raw.get("generated_behavior") or {}
+            if "error" in generated or "import_error" in generated:
+                error = error or generated.get("error") or f"the module cannot be imported: {generated['import_error']}"
             behavior = BehaviorReport(
                 calls_compared=replay.get("calls_compared", 0),
                 mismatches=replay.get("mismatches", 0),
-                examples=tuple(Mismatch(**example) for example in replay.get("examples", [])),
+                examples=tuple(Mismatch(**example) for example in replay.get("examples", []))
+                + tuple(Mismatch(**example, generated=True) for example in generated.get("examples", [])),
+                generated_compared=generated.get("calls_compared", 0),
+                generated_mismatches=generated.get("mismatches", 0),
             )
             hot_spots = _hot_spots(replay.get("profile", []))
         timing = None
@@ -372,6 +397,17 @@ def _tests(raw: dict[str, Any]) -> TestReport:
         timed_out=raw.get("timed_out", False),
         failures=tuple(TestFailure(f["nodeid"], f["message"]) for f in raw.get("failures", [])),
         output_tail=raw.get("output_tail", ""),
+    )
+
+
+def _generated(raw: dict[str, Any] | None) -> GeneratedInputs | None:
+    if raw is None:
+        return None
+    return GeneratedInputs(
+        per_target=dict(raw.get("generated", {})),
+        skipped=dict(raw.get("skipped", {})),
+        unstable=raw.get("unstable", 0),
+        error=raw.get("error"),
     )
 
 

@@ -115,6 +115,7 @@ class RefinementLoop:
             sufficiency=facts.sufficiency,
             pinned=facts.pinned,
             not_pinned=facts.not_pinned,
+            generated=facts.generated,
         )
         self.context.baseline = baseline
         result.baseline = baseline

@@ -60,6 +60,7 @@ class Mismatch:
     args: str
     expected: str
     got: str
+    generated: bool = False  # on an input generated from type hints (--gen-inputs), not a test's call
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,12 @@ class BehaviorReport:
     mismatches: int
     examples: tuple[Mismatch, ...] = ()
     skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
+    generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
+    generated_mismatches: int = 0
 
     @property
     def equivalent(self) -> bool:
-        return self.mismatches == 0
+        return self.mismatches == 0 and self.generated_mismatches == 0
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,20 @@ class Sufficiency:
 
 
 @dataclass(frozen=True)
+class GeneratedInputs:
+    """Inputs generated from the targets' type hints (--gen-inputs), with the original's outcomes."""
+
+    per_target: dict[str, int]  # usable generated calls per target
+    skipped: dict[str, str]  # target -> why no inputs were generated for it
+    unstable: int = 0  # generated calls the original itself does not repeat: left out
+    error: str | None = None
+
+    @property
+    def calls(self) -> int:
+        return sum(self.per_target.values()) - self.unstable
+
+
+@dataclass(frozen=True)
 class Baseline:
     evaluation: Evaluation
     score: float
@@ -217,6 +234,7 @@ class Baseline:
     sufficiency: Sufficiency | None = None
     pinned: tuple[str, ...] = ()  # what was made deterministic for the recorded calls and the tests
     not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
+    generated: GeneratedInputs | None = None
 
 
 @dataclass

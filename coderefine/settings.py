@@ -96,6 +96,7 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "allow_insufficient_tests", bool, False, "judge candidates even when min_calls or min_coverage is not met"
     ),
+    SettingSpec("gen_inputs", bool, False, "also compare on inputs generated from type hints (needs hypothesis)"),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 # Keys a later part of coderefine reads from [tool.coderefine] itself (tables, not single values).

@@ -46,6 +46,7 @@ REPLAYED_SETTINGS = (
     "min_calls",
     "min_coverage",
     "allow_insufficient_tests",
+    "gen_inputs",
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -139,6 +140,7 @@ def test_unordered_equal_ignores_only_the_top_level_order():
 
 DRAW = """
 import random
+import subprocess
 import time
 
 
@@ -158,6 +160,7 @@ def test_draw():
 """
 DRAW_SAME = """
 import random
+import subprocess
 import time
 
 
@@ -167,6 +170,7 @@ def draw(count):
 """
 DRAW_EXTRA_RANDOM = """
 import random
+import subprocess
 import time
 
 
@@ -323,3 +327,61 @@ def test_the_report_baseline_carries_evidence_per_target(scripted, make_project)
     gate = data["baseline"]["sufficiency"]
     assert (gate["calls"], gate["lines"], gate["covered"], gate["coverage"]) == (6, 2, 2, 1.0)
     assert Path(data["file"]).name == "stats.py"
+
+
+# ----------------------------------------------------------------------------- generated inputs
+
+TYPED = """
+def clip(values: list[int], limit: int) -> list[int]:
+    return [min(value, limit) for value in values]
+
+
+def label(x):
+    return str(x)
+"""
+TYPED_TESTS = """
+from typed import clip, label
+
+
+def test_clip():
+    assert clip([1, 2], 5) == [1, 2]
+    assert clip([], 3) == []
+    assert clip([0], 0) == [0]
+
+
+def test_label():
+    for x in (1, "a", None):
+        assert label(x) == str(x)
+"""
+# Identical on every call the tests make (no value is above its limit), wrong on generated ones.
+CLIP_IGNORES_LIMIT = TYPED.replace("[min(value, limit) for value in values]", "list(values)")
+
+
+def test_generated_inputs_catch_what_the_tests_calls_do_not(scripted, make_project):
+    root = make_project({"typed.py": TYPED, "test_typed.py": TYPED_TESTS})
+    data = scripted("readability", root / "typed.py", [CLIP_IGNORES_LIMIT], (), (), "--gen-inputs")
+    generated = data["baseline"]["generated"]
+    assert generated["per_target"]["clip"] >= 20 and generated["error"] is None
+    assert generated["skipped"] == {"label": "parameter x has no type hint"}
+    attempt = data["iterations"][0]
+    behavior = attempt["behavior"]
+    assert behavior["calls_compared"] == 6 and behavior["mismatches"] == 0
+    assert behavior["generated_compared"] == generated["calls"] and behavior["generated_mismatches"] > 0
+    assert attempt["verdict"] == "rejected"
+    assert attempt["reason"].startswith(f"behaviour changed on {behavior['generated_mismatches']}/")
+    assert "generated inputs: clip(" in attempt["reason"]
+    assert "generated inputs: " in data["_stdout"] and "skipped label: parameter x has no type hint" in data["_stdout"]
+    without = scripted("readability", root / "typed.py", [CLIP_IGNORES_LIMIT], (), ())
+    assert without["baseline"]["generated"] is None
+    assert without["iterations"][0]["behavior"]["mismatches"] == 0  # the tests' calls alone cannot tell
+
+
+def test_gen_inputs_without_hypothesis_is_one_line(make_project, tmp_path):
+    root = make_project({"typed.py": TYPED, "test_typed.py": TYPED_TESTS})
+    code = (
+        "import sys\nsys.modules['hypothesis'] = None\nfrom coderefine.cli import main\n"
+        f"sys.argv = ['coderefine', 'readability', {str(root / 'typed.py')!r}, '--gen-inputs']\nmain()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == ExitCode.USAGE
+    assert proc.stderr == "error: --gen-inputs needs hypothesis: pip install 'coderefine[gen]'\n"

@@ -10,7 +10,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from coderefine.records import INSUFFICIENT_TESTS, Baseline, Iteration, Result, Usage
+from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, Iteration, Result, Usage
 
 
 def _tests_cell(iteration: Iteration) -> str:
@@ -77,6 +77,9 @@ class ConsoleView:
         gate = baseline.sufficiency
         if gate is not None:
             self.console.print(Text(f"evidence: {evidence_text(baseline)}"))
+        generated = baseline.generated
+        if generated is not None:
+            self.console.print(Text(f"generated inputs: {generated_text(generated)}"))
         if baseline.pinned:
             self.console.print(Text(f"pinned: {'; '.join(baseline.pinned)}"))
 
@@ -91,6 +94,19 @@ class ConsoleView:
 
     def close(self) -> None:
         self._stop_status()
+
+
+def generated_text(generated: GeneratedInputs) -> str:
+    """'150 (f 50, g 50, h 50); skipped k: parameter x has no type hint'."""
+    if generated.error:
+        return f"none: {generated.error}"
+    parts = [f"{generated.calls}"]
+    if generated.per_target:
+        parts[0] += " (" + ", ".join(f"{t} {n}" for t, n in generated.per_target.items()) + ")"
+    if generated.unstable:
+        parts.append(f"{generated.unstable} left out (not deterministic)")
+    parts += [f"skipped {t}: {why}" for t, why in generated.skipped.items()]
+    return "; ".join(parts)
 
 
 def evidence_text(baseline: Baseline) -> str:
@@ -184,6 +200,8 @@ def summary_line(result: Result) -> str:
     behavior = best.evaluation.behavior
     if behavior is not None and behavior.calls_compared:
         evidence.append(f"{behavior.calls_compared} recorded calls identical")
+    if behavior is not None and behavior.generated_compared:
+        evidence.append(f"{behavior.generated_compared} generated inputs identical")
     action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from coderefine import __version__
-from coderefine.records import Evaluation, Iteration, Result, Sufficiency
+from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
 
 SCHEMA_VERSION = 1
 
@@ -30,6 +30,8 @@ def _behavior(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "mismatches": behavior.mismatches,
         "skipped": behavior.skipped,
         "examples": [vars(m) for m in behavior.examples],
+        "generated_compared": behavior.generated_compared,
+        "generated_mismatches": behavior.generated_mismatches,
     }
 
 
@@ -52,6 +54,18 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "min_speedup": t.min_speedup,
         "faster": t.faster,
         "basis": t.basis,
+    }
+
+
+def _generated(generated: GeneratedInputs | None) -> dict[str, Any] | None:
+    if generated is None:
+        return None
+    return {
+        "calls": generated.calls,
+        "per_target": generated.per_target,
+        "unstable": generated.unstable,
+        "skipped": generated.skipped,
+        "error": generated.error,
     }
 
 
@@ -120,6 +134,7 @@ def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str
             "sufficiency": _sufficiency(result.baseline.sufficiency),
             "pinned": list(result.baseline.pinned),
             "not_pinned": list(result.baseline.not_pinned),
+            "generated": _generated(result.baseline.generated),
         }
     best = None
     if result.best is not None and result.best.candidate is not None:

@@ -189,9 +189,12 @@ def _read(path: str) -> str:
 # ----------------------------------------------------------------------------- replay and timing
 
 
-def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, Any]:
+def replay(
+    request: dict[str, Any], workspace: str, profile: bool, calls: str = "", unstable: str = "", tag: str = "replay"
+) -> dict[str, Any]:
+    """Replay recorded calls (the tests', or with `calls`/`unstable` the generated ones) on `workspace`."""
     io_dir = request["io_dir"]
-    out = os.path.join(io_dir, "replay.json")
+    out = os.path.join(io_dir, f"{tag}.json")
     if os.path.exists(out):
         os.remove(out)
     argv = [
@@ -205,11 +208,11 @@ def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, 
         "--import-root",
         request["import_root"],
         "--calls",
-        request["calls_path"],
+        calls or request["calls_path"],
         "--out",
         out,
         "--exclude",
-        request["unstable_path"],
+        unstable or request["unstable_path"],
         "--rel-tol",
         str(request["behavior"]["rel_tol"]),
         "--abs-tol",
@@ -395,9 +398,54 @@ def baseline(request: dict[str, Any]) -> dict[str, Any]:
     with open(request["unstable_path"], "w", encoding="utf-8") as fh:
         json.dump(unstable, fh)
     result["evidence"] = _evidence(payload, unstable)
+    if request.get("generate"):
+        result["generated"] = generate(request, workspace)
     if request.get("timing") and len(unstable) < len(payload["records"]):
         result["calibration"] = calibrate(request)
     return result
+
+
+def generate(request: dict[str, Any], workspace: str) -> dict[str, Any]:
+    """Inputs from the targets' type hints (--gen-inputs), with the original's outcomes on them; the calls
+    that do not replay identically on the original itself are left out, as for the tests' calls."""
+    spec = request["generate"]
+    argv = [
+        sys.executable,
+        "-m",
+        "coderefine_sandbox.generate",
+        "--workspace",
+        workspace,
+        "--module",
+        request["module_name"],
+        "--import-root",
+        request["import_root"],
+        "--targets",
+        ",".join(request["targets"]),
+        "--count",
+        str(spec["count"]),
+        "--out",
+        spec["calls_path"],
+        "--report",
+        spec["report_path"],
+    ]
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request["step_timeout"])
+    except StepTimeout:
+        return {"error": f"generating inputs timed out after {request['step_timeout']:g}s"}
+    if not os.path.exists(spec["report_path"]):
+        return {"error": "generating inputs crashed: " + (proc.stdout.strip().splitlines() or ["no output"])[-1]}
+    with open(spec["report_path"], encoding="utf-8") as fh:
+        report = json.load(fh)
+    if sum(report.get("generated", {}).values()):
+        check = replay(request, workspace, False, spec["calls_path"], spec["unstable_path"], "generated-check")
+        unstable = check.get("mismatch_indices", [])
+        with open(spec["unstable_path"], "w", encoding="utf-8") as fh:
+            json.dump(unstable, fh)
+        report["unstable"] = len(unstable)
+        report["usable"] = check.get("calls_compared", 0) - len(unstable)
+        if "error" in check or "import_error" in check:
+            report["error"] = check.get("error") or check["import_error"]
+    return report
 
 
 def _evidence(payload: dict[str, Any], unstable: list[int]) -> dict[str, dict[str, Any]]:
@@ -435,6 +483,12 @@ def candidate(request: dict[str, Any]) -> dict[str, Any]:
     result["behavior"] = behavior
     if behavior.get("error") or behavior.get("import_error") or behavior.get("mismatches"):
         return result
+    spec = request.get("generated")
+    if spec:
+        generated = replay(request, workspace, False, spec["calls_path"], spec["unstable_path"], "generated")
+        result["generated_behavior"] = generated
+        if generated.get("error") or generated.get("import_error") or generated.get("mismatches"):
+            return result
     if request.get("timing") and behavior.get("calls_compared"):
         result["timing"] = measure(request)
     return result
