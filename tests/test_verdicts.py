@@ -138,6 +138,8 @@ def test_unordered_equal_ignores_only_the_top_level_order():
 
 # ----------------------------------------------------------------------------- pinning
 
+NO_GENERATED = {"generated_compared": 0, "generated_mismatches": 0}  # without --gen-inputs
+
 DRAW = """
 import random
 import subprocess
@@ -190,7 +192,7 @@ def test_random_and_time_are_pinned_so_such_calls_judge_candidates(scripted, mak
     assert any(p.startswith("time.time/time.time_ns") for p in baseline["pinned"])
     assert any("datetime.now" in p for p in baseline["not_pinned"])
     same, extra = data["iterations"]
-    assert same["behavior"] == {"calls_compared": 4, "mismatches": 0, "skipped": 0, "examples": []}
+    assert same["behavior"] == {"calls_compared": 4, "mismatches": 0, "skipped": 0, "examples": [], **NO_GENERATED}
     assert extra["verdict"] == "rejected" and extra["behavior"]["mismatches"] == 4
     assert "pinned: " in data["_stdout"] and "random (seed 0" in data["_stdout"]
 
