@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO / "sandbox"))
 
 from coderefine_sandbox.compare import unordered_equal
 from coderefine_sandbox.linecov import LineCoverage
-from coderefine_sandbox.pinning import CLOCK_START, SEED, pinned_call
+from coderefine_sandbox.pinning import CLOCK_START, SEED, observed_call, pinned_call
 
 # ----------------------------------------------------------------------------- settings
 
@@ -186,29 +186,39 @@ def test_random_and_time_are_pinned_so_such_calls_judge_candidates(scripted, mak
     root = make_project({"lottery.py": DRAW, "test_lottery.py": DRAW_TESTS})
     data = scripted("readability", root / "lottery.py", [DRAW_SAME], ["Go on."], [DRAW_EXTRA_RANDOM])
     baseline = data["baseline"]
-    # Without pinning all four calls would differ between two runs of the original and be excluded.
+    # Without their random states and clock readings all four calls would differ between two runs of the
+    # original, and be excluded.
     assert baseline["evidence"]["draw"]["recorded"] == 4 and baseline["evidence"]["draw"]["usable"] == 4
-    assert any(p.startswith("random (seed 0") for p in baseline["pinned"])
-    assert any(p.startswith("time.time/time.time_ns") for p in baseline["pinned"])
+    assert any(p.startswith("random: its state before each recorded call") for p in baseline["pinned"])
+    assert any(p.startswith("time.time/time.time_ns: the readings") for p in baseline["pinned"])
     assert any("datetime.now" in p for p in baseline["not_pinned"])
     same, extra = data["iterations"]
     assert same["behavior"] == {"calls_compared": 4, "mismatches": 0, "skipped": 0, "examples": [], **NO_GENERATED}
     assert extra["verdict"] == "rejected" and extra["behavior"]["mismatches"] == 4
-    assert "pinned: " in data["_stdout"] and "random (seed 0" in data["_stdout"]
+    assert "pinned: " in data["_stdout"] and "random: its state" in data["_stdout"]
 
 
-def test_pinned_call_gives_every_call_the_same_stream_and_clock_and_puts_them_back():
+def test_an_observed_call_replays_with_the_same_stream_and_clock_and_the_process_keeps_its_own():
+    def call():
+        return random.random(), time.time(), time.time_ns(), time.time_ns()
+
     random.seed(42)
-    before = random.getstate()
-    with pinned_call():
-        first = (random.random(), time.time(), time.time_ns())
-    assert random.getstate() == before and time.time() > 1.7e9 + 3e7  # the real clock is back (after 2024)
-    with pinned_call():
-        second = (random.random(), time.time(), time.time_ns())
+    with observed_call() as note:
+        original = call()
+    assert len(note["clock"]) == 3 and original[1] > 1.73e9  # the real clock, as the test saw it
+    after = random.getstate()
+    for _ in range(2):
+        with pinned_call(note):
+            assert call() == original
+    assert random.getstate() == after and time.time() > original[1]  # our own state and the real clock back
+    with pinned_call(note):  # more readings than recorded: the clock goes on 1 ms per reading
+        readings = [time.time_ns() for _ in range(5)]
+    last = note["clock"][-1]
+    assert readings[:3] == note["clock"] and readings[3:] == [last + 1_000_000, last + 2_000_000]
+    with pinned_call(None):  # generated inputs: seeded, from the fixed start
+        fresh = (random.random(), time.time_ns())
     random.seed(SEED)
-    assert first == second
-    assert first[0] == random.random() and first[1] == pytest.approx(CLOCK_START + 0.001, abs=1e-6)
-    assert first[2] == int(CLOCK_START * 1e9) + 2_000_000
+    assert fresh == (random.random(), int(CLOCK_START * 1e9) + 1_000_000)
 
 
 # ----------------------------------------------------------------------------- coverage and the gate

@@ -22,7 +22,7 @@ import types
 from typing import Any
 
 from coderefine_sandbox.linecov import LineCoverage
-from coderefine_sandbox.pinning import NOT_PINNED, pinned_call, pinned_names
+from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
 
 PROTOCOL = 4
 
@@ -122,23 +122,22 @@ class Recorder:
             except Exception:
                 self.unreplayable[target] += 1
         if blob is None:
-            with pinned_call():
-                return func(*args, **kwargs)
+            return func(*args, **kwargs)
 
         tee = _Tee(sys.stdout)
         saved = sys.stdout
         sys.stdout = tee
-        try:
-            # The same seeds and clock as the replay gives the call: randomness and time become inputs.
-            with pinned_call():
+        # The random states and clock readings the call saw become inputs of it, like its arguments.
+        with observed_call() as entropy:
+            try:
                 result = func(*args, **kwargs)
-        except Exception as exc:
-            sys.stdout = saved
-            self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc)
-            raise
-        finally:
-            sys.stdout = saved
-        self._store(target, blob, args, kwargs, tee, outcome="return", value=result)
+            except Exception as exc:
+                sys.stdout = saved
+                self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc, entropy=entropy)
+                raise
+            finally:
+                sys.stdout = saved
+        self._store(target, blob, args, kwargs, tee, outcome="return", value=result, entropy=entropy)
         return result
 
     def _store(
@@ -151,6 +150,7 @@ class Recorder:
         outcome: str,
         value: Any = None,
         exc: BaseException | None = None,
+        entropy: dict[str, Any] | None = None,
     ) -> None:
         record: dict[str, Any] = {
             "target": target,
@@ -158,6 +158,7 @@ class Recorder:
             "outcome": outcome,
             "stdout": tee.copy.getvalue(),
             "test": self.current_test,
+            "entropy": entropy,
         }
         try:
             after = pickle.dumps((args, kwargs), protocol=PROTOCOL)

@@ -6,7 +6,7 @@
 Compared per call: return value (deep equality, float tolerance, NaN-aware), exception type and message,
 the arguments after the call (in-place mutation), and what was printed; for the targets named by
 --unordered a returned list, tuple or other sequence may hold the same elements in another order. Each
-call runs with `random` seeded and the wall clock pinned (pinning.py), as in the capture. The original replayed against
+call gets the random states and clock readings it had when recorded (pinning.py). The original replayed against
 its own recording finds the calls that are not deterministic; those are excluded for candidates.
 """
 
@@ -43,7 +43,7 @@ def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | Non
         if profiler is not None:
             profiler.enable()
         try:
-            with pinned_call():  # the seeds and clock the capture gave the call
+            with pinned_call(record.get("entropy")):  # the random states and clock readings it had
                 value = func(*args, **kwargs)
             kind, exc = "return", None
         except Exception as error:
