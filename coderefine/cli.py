@@ -165,7 +165,7 @@ MinCallsOpt = Annotated[
 MinCoverageOpt = Annotated[
     float | None,
     typer.Option(
-        help="Least share of the targets' lines the tests must run; less stops the run (default 0.6).",
+        help="Least share of the targets' lines the tests must run; less stops the run (default 0.75).",
         rich_help_panel=_VERDICT,
     ),
 ]

@@ -92,7 +92,7 @@ SPECS: tuple[SettingSpec, ...] = (
         "unordered", tuple, (), "targets whose returned list or tuple may come in any order (comma-separated names)"
     ),
     SettingSpec("min_calls", int, 3, "fewest usable recorded calls to the targets that can judge a candidate", 0),
-    SettingSpec("min_coverage", float, 0.6, "least share of the targets' lines the tests must run", 0.0, 1.0),
+    SettingSpec("min_coverage", float, 0.75, "least share of the targets' lines the tests must run", 0.0, 1.0),
     SettingSpec(
         "allow_insufficient_tests", bool, False, "judge candidates even when min_calls or min_coverage is not met"
     ),
