@@ -147,7 +147,7 @@ def test_the_gate_rejects_every_mutant_the_recorded_calls_tell_apart(make_projec
         counts = check_gate(tmp_path / f"check-{function}", root / "funcs.py", function, calls)
         totals = {key: totals[key] + counts[key] for key in totals}
     # The check means something only if most mutants change behaviour on these calls, and some do not.
-    assert totals["told_apart"] >= 0.6 * totals["mutants"] and totals["mutants"] >= 30
+    assert totals["told_apart"] >= 0.6 * totals["mutants"] and totals["mutants"] >= 20
     assert totals["told_apart"] < totals["mutants"]
 
 
