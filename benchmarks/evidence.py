@@ -21,7 +21,7 @@ from coderefine.evaluation import EvaluationSettings, Evaluator
 from coderefine.project import resolve_project
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import SPEC_BY_NAME
-from coderefine.source import is_script, resolve_targets
+from coderefine.source import resolve_targets, runs_as_program
 
 
 def task_evidence(folder: Path, sandbox_name: str) -> dict[str, object]:
@@ -34,7 +34,7 @@ def task_evidence(folder: Path, sandbox_name: str) -> dict[str, object]:
         measure_speed=False,
         min_calls=SPEC_BY_NAME["min_calls"].default,
         min_coverage=SPEC_BY_NAME["min_coverage"].default,
-        script=function is None and is_script(code),
+        script=function is None and runs_as_program(code),
     )
     evaluator = Evaluator(resolve_project(module, None, None), targets, make_sandbox(sandbox_name, None), settings)
     started = time.perf_counter()
@@ -51,7 +51,7 @@ def task_evidence(folder: Path, sandbox_name: str) -> dict[str, object]:
         "usable": gate.calls,
         "covered": f"{gate.covered}/{gate.lines}",
         "coverage": f"{gate.coverage:.0%}" if gate.coverage is not None else "-",
-        "verdict": "n/a (script)" if not gate.applies else ("sufficient" if gate.sufficient else "INSUFFICIENT"),
+        "verdict": "n/a (program)" if not gate.applies else ("sufficient" if gate.sufficient else "INSUFFICIENT"),
         "missed": {e.target: list(e.missed_lines) for e in facts.evidence if e.missed_lines},
         "seconds": round(time.perf_counter() - started, 1),
     }

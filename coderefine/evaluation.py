@@ -59,7 +59,7 @@ class EvaluationSettings:
     min_calls: int = 0  # the sufficiency gate (see coderefine.sufficiency); 0 and 0.0 switch it off
     min_coverage: float = 0.0
     allow_insufficient_tests: bool = False
-    script: bool = False  # the module is a script: with no recorded calls its tests alone judge it
+    script: bool = False  # the module runs as a program: with no recorded calls its tests alone judge it
     gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable

@@ -20,7 +20,7 @@ from coderefine.records import Result
 from coderefine.sandboxes.base import looks_secret
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import Settings
-from coderefine.source import is_script, read_source, resolve_targets
+from coderefine.source import is_script, read_source, resolve_targets, runs_as_program
 from coderefine.tasks import load_task, scorer_for
 from coderefine.trace import TracingProvider, write_run_record
 from coderefine.writeback import write_atomically
@@ -130,7 +130,7 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         min_calls=settings["min_calls"],
         min_coverage=settings["min_coverage"],
         allow_insufficient_tests=settings["allow_insufficient_tests"],
-        script=is_script(source.text),
+        script=runs_as_program(source.text),
         gen_inputs=gen_inputs,
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,

@@ -11,8 +11,9 @@ targets the tests ran / lines of the targets >= `min_coverage`. Together rather 
 that a helper only ever called by another target (no outermost calls of its own) does not block a run
 whose tests exercise it through its caller; its lines still count.
 
-A script (a module doing its work at top level) whose tests run it as a program records no calls: its
-tests alone judge it, as before, and the gate says it does not apply rather than blocking it.
+A program (a script doing its work at top level, or a module with an `if __name__ == "__main__":` block)
+whose tests run it in another process records no calls: its tests alone judge it, as before, and the
+gate says it does not apply rather than blocking it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def judge_sufficiency(
         return Sufficiency(applies, sufficient, calls, lines, covered, min_calls, min_coverage, allowed, reason)
 
     if script and recorded == 0:
-        return result(False, True, "a script run as a program by its tests: no calls recorded, its tests judge it")
+        return result(
+            False, True, "a program its tests run in another process: no calls recorded, its tests alone judge it"
+        )
     problems = []
     if calls < min_calls:
         problems.append(f"{calls} usable recorded call{'s' if calls != 1 else ''} (needs {min_calls})")

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from coderefine.errors import ConfigError, ExitCode
+from coderefine.records import TargetEvidence
 from coderefine.settings import resolve_settings
+from coderefine.sufficiency import judge_sufficiency
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "sandbox"))
@@ -249,6 +251,24 @@ def test_line_coverage_counts_the_lines_run():
     assert report["covered"] == [first + n for n in range(1, 5)]
 
 
+def test_the_gate_judges_the_runs_targets_together():
+    helper = TargetEvidence("helper", calls=0, recorded=0, usable=0, lines=4, covered=4)  # only its caller calls it
+    main = TargetEvidence("main", calls=6, recorded=6, usable=5, lines=6, covered=5)  # one call not deterministic
+    spare = TargetEvidence("spare", calls=0, recorded=0, usable=0, lines=10, covered=0)
+    options = {"min_calls": 3, "min_coverage": 0.75, "allowed": False, "script": False}
+    gate = judge_sufficiency((helper, main), ("helper", "main"), **options)
+    assert gate.sufficient and not gate.blocks and (gate.calls, gate.covered, gate.lines) == (5, 9, 10)
+    gate = judge_sufficiency((helper, main, spare), ("helper", "main", "spare"), **options)
+    assert gate.blocks
+    assert gate.reason == "insufficient tests: 9/20 lines of the targets run by the tests, 45% (needs 75%)"
+    assert judge_sufficiency((helper, main, spare), ("main",), **options).sufficient  # --function main
+    assert not judge_sufficiency((helper, main, spare), ("spare",), **{**options, "allowed": True}).blocks
+    nothing = judge_sufficiency((), (), **options)
+    assert nothing.blocks and nothing.reason == "insufficient tests: 0 usable recorded calls (needs 3)"
+    program = judge_sufficiency((), (), **{**options, "script": True})
+    assert not program.applies and not program.blocks
+
+
 GRADES = """
 def grade(score):
     if score >= 90:
@@ -326,9 +346,9 @@ def test_a_script_run_as_a_program_is_not_gated(scripted, make_project):
     candidate = "import sys\n\nprint(sum(int(line) for line in sys.stdin))\n"
     data = scripted("readability", root / "adder.py", [candidate])
     gate = data["baseline"]["sufficiency"]
-    assert gate["applies"] is False and gate["reason"].startswith("a script run as a program")
+    assert gate["applies"] is False and gate["reason"].startswith("a program its tests run in another process")
     assert data["iterations"][0]["tests"] == {"passed": 1, "failed": 0}
-    assert "not gated: a script" in data["_stdout"]
+    assert "not gated: a program" in data["_stdout"]
 
 
 def test_the_report_baseline_carries_evidence_per_target(scripted, make_project):
