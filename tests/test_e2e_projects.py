@@ -168,12 +168,13 @@ def test_a_much_slower_candidate_stops_timing_after_two_pairs(scripted, make_pro
     root = make_project(
         {
             "calc.py": "def total(n):\n    return sum(range(n))\n",
-            "test_calc.py": "from calc import total\n\n\ndef test_total():\n    for n in (100000, 100001, 100002):\n"
-            "        assert total(n) == n * (n - 1) // 2\n",
+            "test_calc.py": "from calc import total\n\n\ndef test_total():\n    assert total(100000) == 4999950000\n",
         }
     )
     slower = "import time\n\n\ndef total(n):\n    time.sleep(0.02)\n    return sum(range(n))\n"
-    (only,) = scripted("optimize", root / "calc.py", [slower])["iterations"]
+    # One call keeps this about timing's early stop (more calls make the first-pass estimate noisier on a
+    # loaded machine); the sufficiency gate is told so.
+    (only,) = scripted("optimize", root / "calc.py", [slower], (), (), "--min-calls", "1")["iterations"]
     assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
     assert only["timing"]["pairs"] == 2 and only["speedup_ci"][1] < 1.05
 
