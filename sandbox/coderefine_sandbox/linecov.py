@@ -42,6 +42,9 @@ class LineCoverage:
         self.lines: dict[str, set[int]] = {}
         self.hit: dict[str, set[int]] = {}
         self.one_liners: set[types.CodeType] = set()  # `def f(x): return x`: its only line is the def line
+        # settrace: each code object's lines not run yet; once none is left the code is not traced any more,
+        # so a hot loop in a target costs tracing only until every line of it has run.
+        self.remaining: dict[types.CodeType, set[int]] = {}
         self.method = "none"
         self.tool: int | None = None
 
@@ -56,10 +59,12 @@ class LineCoverage:
             outer = {code.co_firstlineno}
             self.one_liners.add(code)
         lines |= outer
+        self.remaining[code] = set(outer)
         for nested in _code_objects(code):
             self.owner[nested] = target
             if nested is not code:
                 lines |= _lines(nested)
+                self.remaining[nested] = _lines(nested)
 
     def start(self) -> None:
         if not self.owner:
@@ -110,16 +115,25 @@ class LineCoverage:
         self.method = "none"
 
     def _on_call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        target = self.owner.get(frame.f_code)
-        if target is None:
+        code = frame.f_code
+        remaining = self.remaining.get(code)
+        if remaining is None:
+            return None  # not a target's code, or every line of it has run already
+        hit = self.hit[self.owner[code]]
+        if code in self.one_liners:
+            hit.add(code.co_firstlineno)
+            del self.remaining[code]
             return None
-        hit = self.hit[target]
-        if frame.f_code in self.one_liners:
-            hit.add(frame.f_code.co_firstlineno)
+        left = self.remaining
 
         def on_line(frame: types.FrameType, event: str, arg: Any) -> Any:
             if event == "line":
-                hit.add(frame.f_lineno)
+                line = frame.f_lineno
+                hit.add(line)
+                remaining.discard(line)
+                if not remaining:
+                    left.pop(code, None)
+                    return None  # this frame needs no more line events either
             return on_line
 
         return on_line
