@@ -31,8 +31,8 @@ from coderefine_sandbox.workload import add_import_paths, import_module, resolve
 PER_CALL_SECONDS = 1.0
 
 
-class _TooSlow(Exception):
-    pass
+class _TooSlow(BaseException):
+    """Not an Exception: a target's own `except Exception` must not swallow the time limit."""
 
 
 def _strategy(func: Any) -> tuple[Any, str]:
