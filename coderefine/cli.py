@@ -14,8 +14,9 @@ import typer
 from rich.console import Console
 
 from coderefine import __version__
-from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, UsageError
+from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, InsufficientTests, UsageError
 from coderefine.github import MAX_COMMENTS
+from coderefine.records import INSUFFICIENT_TESTS
 from coderefine.sandboxes.images import BUILD_TAG
 from coderefine.settings import SPEC_BY_NAME, resolve_settings
 from coderefine.writeback import write_text_atomically
@@ -59,6 +60,7 @@ def _main(
 _MODEL = "Model"
 _LOOP = "Loop"
 _SANDBOX = "Sandbox"
+_VERDICT = "Verdict"
 ProviderOpt = Annotated[
     str | None,
     typer.Option(
@@ -141,6 +143,53 @@ TimingPairsOpt = Annotated[
     typer.Option(help="Interleaved original/candidate process pairs per timing (default 6).", rich_help_panel=_SANDBOX),
 ]
 
+RelTolOpt = Annotated[
+    float | None,
+    typer.Option(help="Relative tolerance for floats in recorded calls (default 1e-9).", rich_help_panel=_VERDICT),
+]
+AbsTolOpt = Annotated[
+    float | None,
+    typer.Option(help="Absolute tolerance for floats in recorded calls (default 0).", rich_help_panel=_VERDICT),
+]
+UnorderedOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Targets whose returned list or tuple may come in any order, comma-separated (default: none).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+MinCallsOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Fewest usable recorded calls to the targets; fewer stops the run: insufficient tests (default 3).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+MinCoverageOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Least share of the targets' lines the tests must run; less stops the run (default 0.75).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+AllowInsufficientOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--allow-insufficient-tests/--require-sufficient-tests",
+        help="Judge candidates even when the tests fall below --min-calls or --min-coverage (default: stop).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+
+GenInputsOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--gen-inputs/--no-gen-inputs",
+        help="Also compare on inputs generated from the targets' type hints (needs coderefine[gen]: hypothesis).",
+        rich_help_panel=_VERDICT,
+    ),
+]
+
 
 def refine_command(
     ctx: typer.Context,
@@ -200,6 +249,13 @@ def refine_command(
         typer.Option("--pass-env", help="Environment variable the tests need (repeatable).", rich_help_panel=_SANDBOX),
     ] = None,
     timing_pairs: TimingPairsOpt = None,
+    rel_tol: RelTolOpt = None,
+    abs_tol: AbsTolOpt = None,
+    unordered: UnorderedOpt = None,
+    min_calls: MinCallsOpt = None,
+    min_coverage: MinCoverageOpt = None,
+    allow_insufficient_tests: AllowInsufficientOpt = None,
+    gen_inputs: GenInputsOpt = None,
     keep_workspaces: Annotated[bool, typer.Option(hidden=True)] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")] = False,
     debug: Annotated[bool, typer.Option(hidden=True, help="Show tracebacks of internal errors.")] = False,
@@ -282,6 +338,11 @@ def _run_once(
 
     if error is None and not interrupted:
         render_result(stdout, result)
+        if result.status == INSUFFICIENT_TESTS:
+            # Not a failure of the run, but nothing was judged: pre-commit and CI must be able to tell.
+            error = InsufficientTests(
+                f"{result.stop_reason}; add tests, or pass --allow-insufficient-tests to judge candidates anyway"
+            )
     else:
         if interrupted:
             result.stop_reason = "interrupted"
@@ -624,7 +685,8 @@ def _write_report(path: Path, result: Result, error: CoderefineError | None, int
 
     details = None
     if error is not None:
-        result.status = "failed"
+        if not isinstance(error, InsufficientTests):
+            result.status = "failed"
         details = {
             "code": int(error.exit_code),
             "kind": error.exit_code.name.lower(),

@@ -25,6 +25,8 @@ def describe_settings(settings: Settings, environ: Mapping[str, str] | None = No
         value = settings[spec.name]
         if spec.name == "cache_dir" and value is None:
             value = default_cache_dir()
+        if isinstance(value, tuple):
+            value = ",".join(value) or None
         rows.append(
             {
                 "name": spec.name,

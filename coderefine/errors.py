@@ -29,6 +29,7 @@ class ExitCode(IntEnum):
     FINDINGS = 16  # `coderefine check` found code beyond a threshold (pre-commit: the hook fails)
     GITHUB_API = 17  # `review`: the GitHub REST API failed (not a read-only token: that is not a failure)
     ACTIONS_CONTEXT = 18  # `review`: no pull request to review in the Actions environment, or the wrong checkout
+    INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
     INTERRUPTED = 130
 
 
@@ -106,3 +107,10 @@ class GitHubApiError(CoderefineError):
 
 class ActionsContextError(CoderefineError):
     exit_code = ExitCode.ACTIONS_CONTEXT
+
+
+class InsufficientTests(CoderefineError):
+    """Not raised by a run: the CLI's exit for a run that stopped after the baseline, its status
+    `insufficient_tests`, so that scripts can tell "nothing was judged" from "nothing was better"."""
+
+    exit_code = ExitCode.INSUFFICIENT_TESTS

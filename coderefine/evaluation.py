@@ -26,14 +26,18 @@ from coderefine.records import (
     BehaviorReport,
     Candidate,
     Evaluation,
+    GeneratedInputs,
     HotSpot,
     Mismatch,
+    Sufficiency,
+    TargetEvidence,
     TestFailure,
     TestReport,
     Timing,
 )
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.sufficiency import judge_sufficiency
 from coderefine.workload import UserBenchmark
 from coderefine.workspace import copy_project, write_module
 
@@ -52,6 +56,12 @@ class EvaluationSettings:
     max_capture_bytes: int = 64 * 1024 * 1024
     rel_tol: float = 1e-9
     abs_tol: float = 0.0
+    unordered: tuple[str, ...] = ()  # targets whose returned sequences compare in any order
+    min_calls: int = 0  # the sufficiency gate (see coderefine.sufficiency); 0 and 0.0 switch it off
+    min_coverage: float = 0.0
+    allow_insufficient_tests: bool = False
+    script: bool = False  # the module runs as a program: with no recorded calls its tests alone judge it
+    gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable
     keep_workspaces: bool = False
@@ -79,12 +89,25 @@ def values_per_process(configured: int, workload_seconds: float | None) -> int:
     return min(configured, 2 if workload_seconds < 1.0 else 1)
 
 
+# Pinned for every run, whatever the code imports (the sandbox reports the rest).
+HASH_SEED = 0
+ALWAYS_PINNED = (
+    f"PYTHONHASHSEED={HASH_SEED} (str/bytes hashes, set and dict-of-str iteration order)",
+    "random reseeded before each test",
+)
+
+
 @dataclass
 class BaselineFacts:
     evaluation: Evaluation
     calls_recorded: int
     loops: int | None
     workload_seconds: float | None
+    evidence: tuple[TargetEvidence, ...] = ()
+    sufficiency: Sufficiency | None = None
+    pinned: tuple[str, ...] = ()
+    not_pinned: tuple[str, ...] = ()
+    generated: GeneratedInputs | None = None
 
 
 class Evaluator:
@@ -107,6 +130,7 @@ class Evaluator:
         self.loops: int | None = None
         self.workload_seconds: float | None = None
         self.calls_recorded = 0
+        self.generated_calls = 0
         self.candidate_timeout = settings.test_timeout
         self.counter = 0
 
@@ -148,10 +172,27 @@ class Evaluator:
                 "max_calls_per_target": self.settings.max_calls_per_target,
                 "max_bytes": self.settings.max_capture_bytes,
             },
-            "behavior": {"rel_tol": self.settings.rel_tol, "abs_tol": self.settings.abs_tol},
+            "hash_seed": HASH_SEED,
+            "behavior": {
+                "rel_tol": self.settings.rel_tol,
+                "abs_tol": self.settings.abs_tol,
+                "unordered": list(self.settings.unordered),
+            },
             "timing": timing,
             "bench": self._bench(),
             "replay": self.calls_recorded > 0,
+            "generate": self._generated_paths(count=self.settings.gen_inputs)
+            if mode == "baseline" and self.settings.gen_inputs
+            else None,
+            "generated": self._generated_paths() if mode == "candidate" and self.generated_calls else None,
+        }
+
+    def _generated_paths(self, count: int = 0) -> dict[str, Any]:
+        return {
+            "count": count,
+            "calls_path": str(self.io_dir / "generated.pkl"),
+            "report_path": str(self.io_dir / "generated.json"),
+            "unstable_path": str(self.io_dir / "generated-unstable.json"),
         }
 
     def _bench(self) -> dict[str, Any] | None:
@@ -246,7 +287,39 @@ class Evaluator:
             hot_spots=_hot_spots(self_check.get("profile", [])),
             wall_seconds=time.perf_counter() - started,
         )
-        return BaselineFacts(evaluation, self.calls_recorded, self.loops, self.workload_seconds)
+        evidence = tuple(
+            TargetEvidence(
+                target=target,
+                calls=entry["calls"],
+                recorded=entry["recorded"],
+                usable=entry["usable"],
+                lines=entry["lines"],
+                covered=entry["covered"],
+                missed_lines=tuple(entry["missed_lines"]),
+            )
+            for target, entry in raw.get("evidence", {}).items()
+        )
+        generated = _generated(raw.get("generated"))
+        self.generated_calls = generated.calls if generated is not None and generated.error is None else 0
+        sufficiency = judge_sufficiency(
+            evidence,
+            self.targets,
+            min_calls=self.settings.min_calls,
+            min_coverage=self.settings.min_coverage,
+            allowed=self.settings.allow_insufficient_tests,
+            script=self.settings.script,
+        )
+        return BaselineFacts(
+            evaluation,
+            self.calls_recorded,
+            self.loops,
+            self.workload_seconds,
+            evidence=evidence,
+            sufficiency=sufficiency,
+            pinned=(*ALWAYS_PINNED, *raw.get("pinned", [])),
+            not_pinned=tuple(raw.get("not_pinned", [])),
+            generated=generated,
+        )
 
     # ----------------------------------------------------------------- candidates
 
@@ -276,10 +349,16 @@ class Evaluator:
         if replay is not None:
             if "error" in replay or "import_error" in replay:
                 error = error or replay.get("error") or f"the module cannot be imported: {replay['import_error']}"
+            generated = raw.get("generated_behavior") or {}
+            if "error" in generated or "import_error" in generated:
+                error = error or generated.get("error") or f"the module cannot be imported: {generated['import_error']}"
             behavior = BehaviorReport(
                 calls_compared=replay.get("calls_compared", 0),
                 mismatches=replay.get("mismatches", 0),
-                examples=tuple(Mismatch(**example) for example in replay.get("examples", [])),
+                examples=tuple(Mismatch(**example) for example in replay.get("examples", []))
+                + tuple(Mismatch(**example, generated=True) for example in generated.get("examples", [])),
+                generated_compared=generated.get("calls_compared", 0),
+                generated_mismatches=generated.get("mismatches", 0),
             )
             hot_spots = _hot_spots(replay.get("profile", []))
         timing = None
@@ -338,6 +417,17 @@ def _tests(raw: dict[str, Any]) -> TestReport:
 
 def _confirmation(raw: dict[str, Any] | None) -> tuple[float, float, float] | None:
     return None if raw is None else (raw["speedup"], raw["ci"][0], raw["ci"][1])
+
+
+def _generated(raw: dict[str, Any] | None) -> GeneratedInputs | None:
+    if raw is None:
+        return None
+    return GeneratedInputs(
+        per_target=dict(raw.get("generated", {})),
+        skipped=dict(raw.get("skipped", {})),
+        unstable=raw.get("unstable", 0),
+        error=raw.get("error"),
+    )
 
 
 def _hot_spots(raw: list[dict[str, Any]]) -> tuple[HotSpot, ...]:

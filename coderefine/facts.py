@@ -6,7 +6,7 @@ every claim in a prompt is something that was measured.
 
 from __future__ import annotations
 
-from coderefine.records import Baseline, Evaluation, Iteration
+from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
 
 _FAILURE_LIMIT = 600
 _MAX_FAILURES = 3
@@ -48,13 +48,28 @@ def behavior_lines(evaluation: Evaluation) -> list[str]:
     if behavior is None:
         return []
     if not behavior.mismatches:
-        return [f"- Behaviour: {behavior.calls_compared} recorded calls replayed, all identical to the original."]
-    lines = [
-        f"- Behaviour: {behavior.mismatches} of {behavior.calls_compared} recorded calls differ from the original:"
-    ]
-    for m in behavior.examples:
-        lines.append(f"  - `{m.function}` called with {m.args}: {m.kind} differs; expected {m.expected}, got {m.got}")
+        lines = [f"- Behaviour: {behavior.calls_compared} recorded calls replayed, all identical to the original."]
+    else:
+        lines = [
+            f"- Behaviour: {behavior.mismatches} of {behavior.calls_compared} recorded calls differ from the original:"
+        ]
+    lines += [_mismatch_line(m) for m in behavior.examples if not m.generated]
+    if behavior.generated_compared:
+        if behavior.generated_mismatches:
+            lines.append(
+                f"- Generated inputs (from type hints): {behavior.generated_mismatches} of "
+                f"{behavior.generated_compared} differ from the original:"
+            )
+        else:
+            lines.append(
+                f"- Generated inputs (from type hints): {behavior.generated_compared} compared, all identical."
+            )
+        lines += [_mismatch_line(m) for m in behavior.examples if m.generated]
     return lines
+
+
+def _mismatch_line(m: Mismatch) -> str:
+    return f"  - `{m.function}` called with {m.args}: {m.kind} differs; expected {m.expected}, got {m.got}"
 
 
 def timing_lines(evaluation: Evaluation) -> list[str]:
@@ -126,6 +141,7 @@ def baseline_facts(baseline: Baseline) -> str:
         )
     else:
         lines.append("- The tests made no recordable calls to the target functions: the tests alone judge behaviour.")
+    lines += evidence_lines(baseline)
     if baseline.workload_seconds is not None:
         lines.append(
             f"- One pass over the recorded calls takes {_seconds(baseline.workload_seconds)} (the timing workload)."
@@ -133,6 +149,34 @@ def baseline_facts(baseline: Baseline) -> str:
     lines += hot_spot_lines(evaluation)
     lines += metric_lines(evaluation)
     return "\n".join(lines)
+
+
+def evidence_lines(baseline: Baseline) -> list[str]:
+    """Per target: how many calls judge it and how much of it the tests run, so that the model knows
+    which changes the tests can see and which they cannot."""
+    lines = []
+    for e in baseline.evidence:
+        coverage = f"{e.covered}/{e.lines} lines run by the tests" if e.lines else "no lines measured"
+        missed = ""
+        if e.missed_lines:
+            shown = ", ".join(str(n) for n in e.missed_lines[:8]) + (", ..." if len(e.missed_lines) > 8 else "")
+            missed = f" (never run: lines {shown})"
+        lines.append(f"- `{e.target}`: {e.usable} recorded calls judge it, {coverage}{missed}.")
+    gate = baseline.sufficiency
+    if gate is not None and gate.applies and not gate.sufficient:
+        lines.append(f"- Warning: {gate.reason}; changes outside what the tests run are not checked, keep them out.")
+    generated = baseline.generated
+    if generated is not None and generated.calls:
+        lines.append(
+            f"- {generated.calls} inputs were generated from the type hints and the original's outcomes on them "
+            "recorded; candidates must give the same outcomes on them too."
+        )
+    if baseline.pinned and baseline.calls_recorded:
+        lines.append(
+            "- Each recorded call runs with `random` seeded and `time.time` pinned: draw random numbers and read "
+            "the clock in the same order as the original, or the results differ."
+        )
+    return lines
 
 
 def iteration_facts(iteration: Iteration, baseline: Baseline | None = None) -> str:

@@ -25,7 +25,7 @@ from coderefine.context import ModelReply, ModelRequest, RunContext
 from coderefine.evaluation import Evaluator
 from coderefine.prompts import build_prompt
 from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
-from coderefine.records import Baseline, Candidate, Iteration, Result, Role, Usage, Verdict
+from coderefine.records import INSUFFICIENT_TESTS, Baseline, Candidate, Iteration, Result, Role, Usage, Verdict
 from coderefine.tasks import Scorer, TaskSpec, correctness_problem
 
 
@@ -111,10 +111,23 @@ class RefinementLoop:
             calls_recorded=facts.calls_recorded,
             loops=facts.loops,
             workload_seconds=facts.workload_seconds,
+            evidence=facts.evidence,
+            sufficiency=facts.sufficiency,
+            pinned=facts.pinned,
+            not_pinned=facts.not_pinned,
+            generated=facts.generated,
         )
         self.context.baseline = baseline
         result.baseline = baseline
         self.observer.baseline_done(baseline)
+        gate = baseline.sufficiency
+        if gate is not None and gate.blocks:
+            # Nothing a candidate does could be told apart well enough: no model call is worth making.
+            result.stop_reason = gate.reason
+            result.status = INSUFFICIENT_TESTS
+            return result
+        if gate is not None and gate.applies and not gate.sufficient:
+            result.warnings.append(f"{gate.reason}; candidates judged anyway (--allow-insufficient-tests)")
         try:
             self._iterate(result)
         except KeyboardInterrupt:

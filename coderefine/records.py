@@ -60,6 +60,7 @@ class Mismatch:
     args: str
     expected: str
     got: str
+    generated: bool = False  # on an input generated from type hints (--gen-inputs), not a test's call
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,12 @@ class BehaviorReport:
     mismatches: int
     examples: tuple[Mismatch, ...] = ()
     skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
+    generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
+    generated_mismatches: int = 0
 
     @property
     def equivalent(self) -> bool:
-        return self.mismatches == 0
+        return self.mismatches == 0 and self.generated_mismatches == 0
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,63 @@ class Usage:
         return self.total_tokens - self.cached_tokens
 
 
+INSUFFICIENT_TESTS = "insufficient_tests"  # Result.status of a run the sufficiency gate stopped
+
+
+@dataclass(frozen=True)
+class TargetEvidence:
+    """What the original's tests give to judge one target by."""
+
+    target: str
+    calls: int  # outermost calls the tests made to it
+    recorded: int  # of those, recorded (replayable arguments, within the capture limits)
+    usable: int  # of those, deterministic: the ones candidates are replayed on
+    lines: int  # its lines (statements), nested code included
+    covered: int  # the lines the tests ran
+    missed_lines: tuple[int, ...] = ()
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.lines if self.lines else None
+
+
+@dataclass(frozen=True)
+class Sufficiency:
+    """Whether the tests can support a verdict: enough usable calls and enough of the targets run."""
+
+    applies: bool  # False for a script whose tests record no calls: its tests alone judge it
+    sufficient: bool
+    calls: int  # usable recorded calls over the run's targets
+    lines: int  # lines of the run's targets
+    covered: int
+    min_calls: int
+    min_coverage: float
+    allowed: bool  # --allow-insufficient-tests: judge anyway
+    reason: str  # what is missing (empty when sufficient), or why the gate does not apply
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.lines if self.lines else None
+
+    @property
+    def blocks(self) -> bool:
+        return self.applies and not self.sufficient and not self.allowed
+
+
+@dataclass(frozen=True)
+class GeneratedInputs:
+    """Inputs generated from the targets' type hints (--gen-inputs), with the original's outcomes."""
+
+    per_target: dict[str, int]  # usable generated calls per target
+    skipped: dict[str, str]  # target -> why no inputs were generated for it
+    unstable: int = 0  # generated calls the original itself does not repeat: left out
+    error: str | None = None
+
+    @property
+    def calls(self) -> int:
+        return sum(self.per_target.values()) - self.unstable
+
+
 @dataclass(frozen=True)
 class Baseline:
     evaluation: Evaluation
@@ -182,13 +242,18 @@ class Baseline:
     calls_recorded: int
     loops: int | None  # calibrated timing loops, reused for every candidate
     workload_seconds: float | None  # one pass over the recorded calls, original
+    evidence: tuple[TargetEvidence, ...] = ()
+    sufficiency: Sufficiency | None = None
+    pinned: tuple[str, ...] = ()  # what was made deterministic for the recorded calls and the tests
+    not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
+    generated: GeneratedInputs | None = None
 
 
 @dataclass
 class Result:
     task: str
     file: str
-    status: str  # "improved", "unchanged" or "failed"
+    status: str  # "improved", "unchanged", "insufficient_tests" or "failed"
     stop_reason: str
     original_code: str
     baseline: Baseline | None

@@ -20,11 +20,15 @@ from coderefine.records import Result
 from coderefine.sandboxes.base import looks_secret
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import Settings
-from coderefine.source import is_script, read_source, resolve_targets
+from coderefine.source import is_script, read_source, resolve_targets, runs_as_program
 from coderefine.tasks import load_task, scorer_for
 from coderefine.trace import TracingProvider, write_run_record
 from coderefine.workload import parse_bench
 from coderefine.writeback import write_atomically
+
+# Inputs generated per target with --gen-inputs: enough to reach the edge cases hypothesis favours
+# (empty, zero, negative, duplicates) at about a second of generation per target.
+GENERATED_PER_TARGET = 50
 
 
 @dataclass(frozen=True)
@@ -108,12 +112,33 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         whole_module=whole_module,
         offline_rules=task.offline_rules,
     )
+    gen_inputs = 0
+    if settings["gen_inputs"]:
+        try:
+            import hypothesis  # noqa: F401  (only asked whether it is there: the sandbox uses it)
+        except ImportError:
+            raise UsageError("--gen-inputs needs hypothesis: pip install 'coderefine[gen]'") from None
+        if is_script(source.text):
+            result.warnings.append("--gen-inputs: not for a script (importing it runs it); the tests alone judge it")
+        else:
+            gen_inputs = GENERATED_PER_TARGET
+    unknown = [name for name in settings["unordered"] if name not in targets]
+    if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
+        result.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
     evaluation_settings = EvaluationSettings(
         measure_speed=task.measure_speed,
         test_timeout=settings["timeout"],
         memory_mb=settings["memory_mb"],
         timing_pairs=settings["timing_pairs"],
         min_speedup=settings["min_speedup"],
+        rel_tol=settings["rel_tol"],
+        abs_tol=settings["abs_tol"],
+        unordered=tuple(name for name in settings["unordered"] if name in targets),
+        min_calls=settings["min_calls"],
+        min_coverage=settings["min_coverage"],
+        allow_insufficient_tests=settings["allow_insufficient_tests"],
+        script=runs_as_program(source.text),
+        gen_inputs=gen_inputs,
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,
         bench=bench,

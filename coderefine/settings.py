@@ -28,7 +28,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 @dataclass(frozen=True)
 class SettingSpec:
     name: str
-    kind: type  # str, int, float, bool or Path
+    kind: type  # str, int, float, bool, Path, or tuple (of names: "a,b" in a flag or variable, a list in TOML)
     default: Any
     help: str
     minimum: float | None = None
@@ -89,6 +89,17 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1),
     SettingSpec("min_maintainability", float, 10.0, "check: least maintainability index of a file", 0.0, 100.0),
     SettingSpec("min_readability", float, 40.0, "check: least readability score of a file (0: off)", 0.0, 100.0),
+    SettingSpec("rel_tol", float, 1e-9, "relative tolerance when comparing floats in recorded calls", 0.0, 1.0),
+    SettingSpec("abs_tol", float, 0.0, "absolute tolerance when comparing floats in recorded calls", 0.0),
+    SettingSpec(
+        "unordered", tuple, (), "targets whose returned list or tuple may come in any order (comma-separated names)"
+    ),
+    SettingSpec("min_calls", int, 3, "fewest usable recorded calls to the targets that can judge a candidate", 0),
+    SettingSpec("min_coverage", float, 0.75, "least share of the targets' lines the tests must run", 0.0, 1.0),
+    SettingSpec(
+        "allow_insufficient_tests", bool, False, "judge candidates even when min_calls or min_coverage is not met"
+    ),
+    SettingSpec("gen_inputs", bool, False, "also compare on inputs generated from type hints (needs hypothesis)"),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 # Keys a later part of coderefine reads from [tool.coderefine] itself (tables, not single values).
@@ -143,9 +154,14 @@ def _coerce(spec: SettingSpec, raw: Any, where: str, base: Path | None = None) -
     # A flag or a variable names the setting itself; a file needs the key: "pyproject.toml [...]: seed".
     where = where if where in (spec.flag, *spec.env) else f"{where}: {spec.name}"
     value = raw
-    if isinstance(raw, str) and spec.kind is not str and spec.kind is not Path:
+    if isinstance(raw, str) and spec.kind not in (str, Path, tuple):
         value = _parse_text(spec, raw.strip(), where)
-    if spec.kind is bool:
+    if spec.kind is tuple:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+            raise ConfigError(f"{where} must be names separated by commas (or a list of names), not {raw!r}")
+        value = tuple(item.strip() for item in items if item.strip())
+    elif spec.kind is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, not {raw!r}")
     elif spec.kind is int:

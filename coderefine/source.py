@@ -109,6 +109,12 @@ def is_script(code: str) -> bool:
     return False
 
 
+def runs_as_program(code: str) -> bool:
+    """A script, or a module with an `if __name__ == "__main__":` block: something its tests may run as a
+    program in another process, where its calls cannot be recorded."""
+    return is_script(code) or any(_is_main_guard(node) for node in ast.parse(code).body)
+
+
 def _is_main_guard(node: ast.stmt) -> bool:
     return (
         isinstance(node, ast.If)

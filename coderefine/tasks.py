@@ -103,6 +103,16 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
             f"{example.function}{_call_args(example.args)} {example.kind}: "
             f"expected {example.expected}, got {example.got}"
         )
+    if behavior is not None and behavior.generated_mismatches:
+        example = next((e for e in behavior.examples if e.generated), None)
+        detail = ""
+        if example is not None:
+            call = f"{example.function}{_call_args(example.args)}"
+            detail = f": {call} {example.kind}: expected {example.expected}, got {example.got}"
+        return (
+            f"behaviour changed on {behavior.generated_mismatches}/{behavior.generated_compared} generated inputs"
+            f"{detail}"
+        )
     return None
 
 

@@ -40,6 +40,13 @@ REPLAYED_SETTINGS = (
     "timeout",
     "memory_mb",
     "timing_pairs",
+    "rel_tol",
+    "abs_tol",
+    "unordered",
+    "min_calls",
+    "min_coverage",
+    "allow_insufficient_tests",
+    "gen_inputs",
 )
 
 

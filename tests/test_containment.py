@@ -34,7 +34,10 @@ from tests.conftest import REPO, fenced, require, write_script
 from tests.test_docker_sandbox import our_containers, require_docker
 
 ORIGINAL = "def f(a, b):\n    c = a + b\n    d = c * 2\n    return d\n"
-TESTS = "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n"
+# Three calls: the sufficiency gate's default minimum, so that the run reaches the candidates.
+TESTS = (
+    "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n    assert f(0, 0) == 0\n    assert f(2, 3) == 10\n"
+)
 SECRET = "sk-coderefine-containment-" + uuid.uuid4().hex[:8]
 MARKER = "9" + str(uuid.uuid4().int % 10**8)  # the background process's sleep time: unique, so findable
 TIMEOUT = 8  # --timeout: the loop and sleep attacks each cost this much

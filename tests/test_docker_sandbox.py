@@ -352,7 +352,9 @@ def test_ctrl_c_removes_the_container(make_project, tmp_path):
     root = make_project(
         {
             "mod.py": "def f(a, b):\n    return a + b\n",
-            "test_mod.py": "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 3\n",
+            # Three calls: the sufficiency gate's default minimum, so that the run reaches the candidate.
+            "test_mod.py": "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 3\n    assert f(2, 2) == 4\n"
+            "    assert f(0, 5) == 5\n",
         }
     )
     sleeper = "import time\n\n\ndef f(a, b):\n    time.sleep(3600)\n    return a + b\n"

@@ -9,7 +9,10 @@ from __future__ import annotations
 import pytest
 
 ORIGINAL = "def f(a, b):\n    c = a + b\n    d = c * 2\n    return d\n"
-TESTS = "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n    assert f(-1, 1) == 0\n"
+TESTS = (
+    "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n    assert f(-1, 1) == 0\n"
+    "    assert f(2, 3) == 10\n"
+)
 GOOD = "def f(first, second):\n    total = first + second\n    doubled = total * 2\n    return doubled\n"  # +24 points
 # Same score as GOOD:
 TIE = "def f(first, second):\n    summed = first + second\n    twice = summed * 2\n    return twice\n"

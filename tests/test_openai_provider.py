@@ -43,7 +43,10 @@ def f(a):
             r.append(a[i] * 2)
     return r
 """
-EVENS_TESTS = "from mod import f\n\n\ndef test_f():\n    assert f([1, 2, 3, 4]) == [4, 8]\n    assert f([]) == []\n"
+EVENS_TESTS = (
+    "from mod import f\n\n\ndef test_f():\n    assert f([1, 2, 3, 4]) == [4, 8]\n    assert f([]) == []\n"
+    "    assert f([5, 6]) == [12]\n"
+)
 CLEAN_EVENS = (
     'def f(a):\n    """Double the even numbers of `a`, in order."""\n'
     "    return [value * 2 for value in a if value % 2 == 0]\n"

@@ -48,7 +48,8 @@ def test_wheel_carries_tasks_and_sandbox_and_runs_from_them(tmp_path, make_proje
     root = make_project(
         {
             "mod.py": "def f(a, b):\n    c = a + b\n    return c\n",
-            "test_mod.py": "from mod import f\n\ndef test_f():\n    assert f(1, 2) == 3\n",
+            "test_mod.py": "from mod import f\n\ndef test_f():\n    assert f(1, 2) == 3\n    assert f(0, 0) == 0\n"
+            "    assert f(2, 5) == 7\n",
         }
     )
     script = write_script(tmp_path / "s.json", [fenced("def f(first, second):\n    return first + second\n")])

@@ -15,7 +15,10 @@ import pytest
 from tests.conftest import fenced, require, write_script
 
 ORIGINAL = "def f(a, b):\n    c = a + b\n    d = c * 2\n    return d\n"
-TESTS = "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n"
+# Three calls: the sufficiency gate's default minimum, so that the run reaches the candidates.
+TESTS = (
+    "from mod import f\n\n\ndef test_f():\n    assert f(1, 2) == 6\n    assert f(0, 0) == 0\n    assert f(2, 3) == 10\n"
+)
 HAS_BWRAP = shutil.which("bwrap") is not None
 
 

@@ -10,7 +10,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from coderefine.records import Baseline, Iteration, Result, Usage
+from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, Iteration, Result, Usage
 
 
 def _tests_cell(iteration: Iteration) -> str:
@@ -74,6 +74,14 @@ class ConsoleView:
             line += f", workload {baseline.workload_seconds * 1e3:.1f} ms per pass"
         line += f", score {baseline.score:.1f}" if baseline.score != 1.0 else ""
         self.console.print(line)
+        gate = baseline.sufficiency
+        if gate is not None:
+            self.console.print(Text(f"evidence: {evidence_text(baseline)}"))
+        generated = baseline.generated
+        if generated is not None:
+            self.console.print(Text(f"generated inputs: {generated_text(generated)}"))
+        if baseline.pinned:
+            self.console.print(Text(f"pinned: {'; '.join(baseline.pinned)}"))
 
     def iteration_done(self, iteration: Iteration, best: Iteration | None) -> None:
         self._stop_status()
@@ -86,6 +94,35 @@ class ConsoleView:
 
     def close(self) -> None:
         self._stop_status()
+
+
+def generated_text(generated: GeneratedInputs) -> str:
+    """'150 (f 50, g 50, h 50); skipped k: parameter x has no type hint'."""
+    if generated.error:
+        return f"none: {generated.error}"
+    parts = [f"{generated.calls}"]
+    if generated.per_target:
+        parts[0] += " (" + ", ".join(f"{t} {n}" for t, n in generated.per_target.items()) + ")"
+    if generated.unstable:
+        parts.append(f"{generated.unstable} left out (not deterministic)")
+    parts += [f"skipped {t}: {why}" for t, why in generated.skipped.items()]
+    return "; ".join(parts)
+
+
+def evidence_text(baseline: Baseline) -> str:
+    """'12 usable calls, 18/20 lines of the targets run (90%): sufficient (needs 3 calls, 60%)'."""
+    gate = baseline.sufficiency
+    if gate is None:
+        return ""
+    if not gate.applies:
+        return f"not gated: {gate.reason}"
+    coverage = f"{gate.covered}/{gate.lines} lines of the targets run ({gate.coverage:.0%})" if gate.lines else ""
+    figures = ", ".join(part for part in (f"{gate.calls} usable calls", coverage) if part)
+    needs = f"needs {gate.min_calls} calls, {gate.min_coverage:.0%} of the lines"
+    if gate.sufficient:
+        return f"{figures}: sufficient ({needs})"
+    verdict = "INSUFFICIENT, judged anyway (--allow-insufficient-tests)" if gate.allowed else "INSUFFICIENT"
+    return f"{figures}: {verdict} ({needs})"
 
 
 def trajectory_table(result: Result) -> Table:
@@ -146,6 +183,11 @@ def usage_text(usage: Usage) -> str:
 def summary_line(result: Result) -> str:
     calls = usage_text(result.usage)
     best = result.best
+    if result.status == INSUFFICIENT_TESTS:
+        return (
+            f"status: insufficient tests - {result.stop_reason.removeprefix('insufficient tests: ')}; nothing was "
+            f"tried ({calls}); {result.file} left as it was"
+        )
     if best is None or best.evaluation is None:
         return (
             f"status: {result.status} - no verified improvement ({result.stop_reason}; {calls}); "
@@ -158,6 +200,8 @@ def summary_line(result: Result) -> str:
     behavior = best.evaluation.behavior
     if behavior is not None and behavior.calls_compared:
         evidence.append(f"{behavior.calls_compared} recorded calls identical")
+    if behavior is not None and behavior.generated_compared:
+        evidence.append(f"{behavior.generated_compared} generated inputs identical")
     action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "

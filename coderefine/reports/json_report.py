@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from coderefine import __version__
-from coderefine.records import Evaluation, Iteration, Result
+from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
 
 SCHEMA_VERSION = 1
 
@@ -30,6 +30,8 @@ def _behavior(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "mismatches": behavior.mismatches,
         "skipped": behavior.skipped,
         "examples": [vars(m) for m in behavior.examples],
+        "generated_compared": behavior.generated_compared,
+        "generated_mismatches": behavior.generated_mismatches,
     }
 
 
@@ -54,6 +56,35 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "basis": t.basis,
         "workload": t.workload,
         "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
+    }
+
+
+def _generated(generated: GeneratedInputs | None) -> dict[str, Any] | None:
+    if generated is None:
+        return None
+    return {
+        "calls": generated.calls,
+        "per_target": generated.per_target,
+        "unstable": generated.unstable,
+        "skipped": generated.skipped,
+        "error": generated.error,
+    }
+
+
+def _sufficiency(gate: Sufficiency | None) -> dict[str, Any] | None:
+    if gate is None:
+        return None
+    return {
+        "applies": gate.applies,
+        "sufficient": gate.sufficient,
+        "calls": gate.calls,
+        "lines": gate.lines,
+        "covered": gate.covered,
+        "coverage": round(gate.coverage, 4) if gate.coverage is not None else None,
+        "min_calls": gate.min_calls,
+        "min_coverage": gate.min_coverage,
+        "allowed": gate.allowed,
+        "reason": gate.reason,
     }
 
 
@@ -91,6 +122,21 @@ def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str
             "calls_recorded": result.baseline.calls_recorded,
             "workload_seconds": result.baseline.workload_seconds,
             "hot_spots": [vars(s) for s in evaluation.hot_spots],
+            "evidence": {
+                e.target: {
+                    "calls": e.calls,
+                    "recorded": e.recorded,
+                    "usable": e.usable,
+                    "lines": e.lines,
+                    "covered": e.covered,
+                    "missed_lines": list(e.missed_lines),
+                }
+                for e in result.baseline.evidence
+            },
+            "sufficiency": _sufficiency(result.baseline.sufficiency),
+            "pinned": list(result.baseline.pinned),
+            "not_pinned": list(result.baseline.not_pinned),
+            "generated": _generated(result.baseline.generated),
         }
     best = None
     if result.best is not None and result.best.candidate is not None:

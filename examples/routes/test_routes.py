@@ -15,6 +15,7 @@ def test_count_routes(east, south, expected):
 
 def test_unique_stops_keeps_first_visit_order():
     assert unique_stops(["depot", "b", "a", "b", "depot", "c"]) == ["depot", "b", "a", "c"]
+    assert unique_stops([]) == []
 
 
 def test_unique_stops_on_a_long_day():

@@ -21,6 +21,9 @@ import threading
 import types
 from typing import Any
 
+from coderefine_sandbox.linecov import LineCoverage
+from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
+
 PROTOCOL = 4
 
 
@@ -53,6 +56,7 @@ class Recorder:
         self.current_test = ""
         self.module_file: str | None = None
         self.patched: list[str] = []
+        self.coverage = LineCoverage()
         self._local = threading.local()
 
     # -- patching
@@ -78,6 +82,8 @@ class Recorder:
             if wrapped is not None:
                 setattr(owner, attr, wrapped)
                 self.patched.append(target)
+                self.coverage.add(target, raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw)
+        self.coverage.start()
 
     def _wrap_attribute(self, target: str, raw: Any) -> Any:
         if isinstance(raw, staticmethod):
@@ -121,15 +127,17 @@ class Recorder:
         tee = _Tee(sys.stdout)
         saved = sys.stdout
         sys.stdout = tee
-        try:
-            result = func(*args, **kwargs)
-        except Exception as exc:
-            sys.stdout = saved
-            self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc)
-            raise
-        finally:
-            sys.stdout = saved
-        self._store(target, blob, args, kwargs, tee, outcome="return", value=result)
+        # The random states and clock readings the call saw become inputs of it, like its arguments.
+        with observed_call() as entropy:
+            try:
+                result = func(*args, **kwargs)
+            except Exception as exc:
+                sys.stdout = saved
+                self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc, entropy=entropy)
+                raise
+            finally:
+                sys.stdout = saved
+        self._store(target, blob, args, kwargs, tee, outcome="return", value=result, entropy=entropy)
         return result
 
     def _store(
@@ -142,6 +150,7 @@ class Recorder:
         outcome: str,
         value: Any = None,
         exc: BaseException | None = None,
+        entropy: dict[str, Any] | None = None,
     ) -> None:
         record: dict[str, Any] = {
             "target": target,
@@ -149,6 +158,7 @@ class Recorder:
             "outcome": outcome,
             "stdout": tee.copy.getvalue(),
             "test": self.current_test,
+            "entropy": entropy,
         }
         try:
             after = pickle.dumps((args, kwargs), protocol=PROTOCOL)
@@ -185,6 +195,10 @@ class Recorder:
             "unreplayable": self.unreplayable,
             "truncated": self.truncated,
             "patched": self.patched,
+            "coverage": self.coverage.report(),
+            "coverage_method": self.coverage.method,
+            "pinned": pinned_names(),
+            "not_pinned": list(NOT_PINNED),
         }
         with open(path, "wb") as fh:
             pickle.dump(payload, fh, protocol=PROTOCOL)

@@ -39,6 +39,9 @@ met again is assumed equal; assumptions made in a branch that turns out unequal 
 ``BaseException`` subclasses that are not ``Exception`` (KeyboardInterrupt, SystemExit, the sandbox's
 own time limit) are deliberately let through.
 
+``unordered_equal`` is the same, except that a returned list or tuple may hold its elements in any order
+(for the targets a user names with the ``unordered`` setting).
+
 ``describe(value, limit=200)`` is a short, safe repr for mismatch reports: bounded like ``reprlib``, never
 raising, even when ``__repr__`` raises or returns something huge.
 """
@@ -78,6 +81,29 @@ def deep_equal(expected: object, got: object, *, rel_tol: float = 1e-9, abs_tol:
     """Whether ``got`` (from the candidate) behaves like ``expected`` (recorded from the original)."""
     try:
         return _Comparer(rel_tol, abs_tol).equal(expected, got, 0)
+    except Exception:
+        return False
+
+
+def unordered_equal(expected: object, got: object, *, rel_tol: float = 1e-9, abs_tol: float = 0.0) -> bool:
+    """``deep_equal``, except that a returned list or tuple may hold the same elements in another order
+    (only its own elements: nested sequences still compare in order). Only for targets the user names:
+    for everything else order is behaviour."""
+    if deep_equal(expected, got, rel_tol=rel_tol, abs_tol=abs_tol):
+        return True
+    if not (isinstance(expected, (list, tuple)) and _type_key(type(expected)) == _type_key(type(got))):
+        return False
+    assert isinstance(got, (list, tuple))
+    if len(expected) != len(got):
+        return False
+    try:  # orderable elements: sorting both is n log n, where pairing would be quadratic
+        in_order = sorted(expected), sorted(got)  # type: ignore[type-var]
+    except Exception:
+        in_order = None
+    if in_order is not None and deep_equal(list(in_order[0]), list(in_order[1]), rel_tol=rel_tol, abs_tol=abs_tol):
+        return True
+    try:
+        return _Comparer(rel_tol, abs_tol)._pair_up([(e, None) for e in expected], [(e, None) for e in got], 0)
     except Exception:
         return False
 

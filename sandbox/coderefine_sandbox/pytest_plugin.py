@@ -3,19 +3,22 @@
 It writes the outcome of every test as JSON (CODEREFINE_RESULTS), the test currently running
 (CODEREFINE_PROGRESS, so a timeout can name the test that hung), which file the target module was
 imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE is set,
-the calls to the target functions (capture.py).
+the calls to the target functions and their line coverage (capture.py). `random` is reseeded before
+every test.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 from typing import Any
 
 import pytest
 
 from coderefine_sandbox.capture import Recorder
+from coderefine_sandbox.pinning import SEED
 
 _MESSAGE_LIMIT = 1200
 
@@ -59,6 +62,13 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
     if progress:
         with open(progress, "w", encoding="utf-8") as fh:
             fh.write(nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Every test starts from the same random state, in the original's run and in each candidate's, so a
+    # test drawing random inputs checks the same inputs on both (as pytest-randomly does per test).
+    random.seed(SEED)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -1,10 +1,12 @@
 """Replay recorded calls on a module version and compare every outcome with the recording.
 
     python -m coderefine_sandbox.replay --workspace W --module M --import-root R --calls calls.pkl
-        --out result.json [--exclude unstable.json] [--profile] [--rel-tol X] [--abs-tol Y]
+        --out result.json [--exclude unstable.json] [--profile] [--rel-tol X] [--abs-tol Y] [--unordered f,g]
 
 Compared per call: return value (deep equality, float tolerance, NaN-aware), exception type and message,
-the arguments after the call (in-place mutation), and what was printed. The original replayed against
+the arguments after the call (in-place mutation), and what was printed; for the targets named by
+--unordered a returned list, tuple or other sequence may hold the same elements in another order. Each
+call gets the random states and clock readings it had when recorded (pinning.py). The original replayed against
 its own recording finds the calls that are not deterministic; those are excluded for candidates.
 """
 
@@ -20,7 +22,8 @@ import pstats
 import time
 from typing import Any
 
-from coderefine_sandbox.compare import deep_equal, describe
+from coderefine_sandbox.compare import deep_equal, describe, unordered_equal
+from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.workload import (
     add_import_paths,
     import_module,
@@ -40,7 +43,8 @@ def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | Non
         if profiler is not None:
             profiler.enable()
         try:
-            value = func(*args, **kwargs)
+            with pinned_call(record.get("entropy")):  # the random states and clock readings it had
+                value = func(*args, **kwargs)
             kind, exc = "return", None
         except Exception as error:
             kind, value, exc = "exception", None, error
@@ -56,6 +60,7 @@ def compare_call(
     rel_tol: float,
     abs_tol: float,
     profiler: cProfile.Profile | None = None,
+    unordered: bool = False,
 ) -> dict[str, str] | None:
     """None when the call behaves as recorded; else a description of the first difference."""
     args_text = describe(pickle.loads(record["args"]), 160)
@@ -71,7 +76,8 @@ def compare_call(
         return {"kind": "exception", "args": args_text, "expected": expected, "got": got}
     if kind == "return":
         expected_value = pickle.loads(record["value"])
-        if not deep_equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
+        equal = unordered_equal if unordered else deep_equal
+        if not equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
             return {
                 "kind": "return",
                 "args": args_text,
@@ -136,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--rel-tol", type=float, default=1e-9)
     parser.add_argument("--abs-tol", type=float, default=0.0)
+    parser.add_argument("--unordered", default="", help="targets whose returned sequences compare in any order")
     args = parser.parse_args(argv)
+    unordered = {name for name in args.unordered.split(",") if name}
 
     add_import_paths(args.workspace, args.import_root)
     calls = load_calls(args.calls, args.exclude)
@@ -161,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
             }
         else:
             try:
-                difference = compare_call(func, call.record, args.rel_tol, args.abs_tol, profiler)
+                difference = compare_call(
+                    func, call.record, args.rel_tol, args.abs_tol, profiler, unordered=call.target in unordered
+                )
             except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
                 difference = {
                     "kind": "error",

@@ -189,9 +189,12 @@ def _read(path: str) -> str:
 # ----------------------------------------------------------------------------- replay and timing
 
 
-def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, Any]:
+def replay(
+    request: dict[str, Any], workspace: str, profile: bool, calls: str = "", unstable: str = "", tag: str = "replay"
+) -> dict[str, Any]:
+    """Replay recorded calls (the tests', or with `calls`/`unstable` the generated ones) on `workspace`."""
     io_dir = request["io_dir"]
-    out = os.path.join(io_dir, "replay.json")
+    out = os.path.join(io_dir, f"{tag}.json")
     if os.path.exists(out):
         os.remove(out)
     argv = [
@@ -205,15 +208,17 @@ def replay(request: dict[str, Any], workspace: str, profile: bool) -> dict[str, 
         "--import-root",
         request["import_root"],
         "--calls",
-        request["calls_path"],
+        calls or request["calls_path"],
         "--out",
         out,
         "--exclude",
-        request["unstable_path"],
+        unstable or request["unstable_path"],
         "--rel-tol",
         str(request["behavior"]["rel_tol"]),
         "--abs-tol",
         str(request["behavior"]["abs_tol"]),
+        "--unordered",
+        ",".join(request["behavior"].get("unordered", [])),
     ]
     if profile:
         argv.append("--profile")
@@ -416,6 +421,10 @@ def baseline(request: dict[str, Any]) -> dict[str, Any]:
         "patched": payload["patched"],
         "module_file": payload["module_file"],
     }
+    result["pinned"] = payload.get("pinned", [])
+    result["not_pinned"] = payload.get("not_pinned", [])
+    result["coverage_method"] = payload.get("coverage_method", "none")
+    result["evidence"] = _evidence(payload, [])
     stable = 0
     if payload["records"]:
         # The original against its own recording: whatever differs is not deterministic, so it cannot be
@@ -427,11 +436,80 @@ def baseline(request: dict[str, Any]) -> dict[str, Any]:
         unstable = self_check.get("mismatch_indices", [])
         with open(request["unstable_path"], "w", encoding="utf-8") as fh:
             json.dump(unstable, fh)
+        result["evidence"] = _evidence(payload, unstable)
+        if request.get("generate"):
+            result["generated"] = generate(request, workspace)
         stable = len(payload["records"]) - len(unstable)
     # The workload is the stable recorded calls, or the user's own benchmark.
     if request.get("timing") and (stable or request.get("bench")):
         result["calibration"] = calibrate(request)
     return result
+
+
+def generate(request: dict[str, Any], workspace: str) -> dict[str, Any]:
+    """Inputs from the targets' type hints (--gen-inputs), with the original's outcomes on them; the calls
+    that do not replay identically on the original itself are left out, as for the tests' calls."""
+    spec = request["generate"]
+    argv = [
+        sys.executable,
+        "-m",
+        "coderefine_sandbox.generate",
+        "--workspace",
+        workspace,
+        "--module",
+        request["module_name"],
+        "--import-root",
+        request["import_root"],
+        "--targets",
+        ",".join(request["targets"]),
+        "--count",
+        str(spec["count"]),
+        "--out",
+        spec["calls_path"],
+        "--report",
+        spec["report_path"],
+    ]
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request["step_timeout"])
+    except StepTimeout:
+        return {"error": f"generating inputs timed out after {request['step_timeout']:g}s"}
+    if not os.path.exists(spec["report_path"]):
+        return {"error": "generating inputs crashed: " + (proc.stdout.strip().splitlines() or ["no output"])[-1]}
+    with open(spec["report_path"], encoding="utf-8") as fh:
+        report = json.load(fh)
+    if sum(report.get("generated", {}).values()):
+        check = replay(request, workspace, False, spec["calls_path"], spec["unstable_path"], "generated-check")
+        unstable = check.get("mismatch_indices", [])
+        with open(spec["unstable_path"], "w", encoding="utf-8") as fh:
+            json.dump(unstable, fh)
+        report["unstable"] = len(unstable)
+        report["usable"] = check.get("calls_compared", 0) - len(unstable)
+        if "error" in check or "import_error" in check:
+            report["error"] = check.get("error") or check["import_error"]
+    return report
+
+
+def _evidence(payload: dict[str, Any], unstable: list[int]) -> dict[str, dict[str, Any]]:
+    """Per target, what the tests give to judge candidates by: outermost calls made, calls recorded, calls
+    usable (recorded, replayable and deterministic), and the target's lines the tests ran."""
+    excluded = set(unstable)
+    evidence: dict[str, dict[str, Any]] = {}
+    for target, calls in payload["counts"].items():
+        lines = payload.get("coverage", {}).get(target, {"lines": [], "covered": []})
+        evidence[target] = {
+            "calls": calls,
+            "recorded": 0,
+            "usable": 0,
+            "lines": len(lines["lines"]),
+            "covered": len(lines["covered"]),
+            "missed_lines": sorted(set(lines["lines"]) - set(lines["covered"])),
+        }
+    for index, record in enumerate(payload["records"]):
+        entry = evidence.get(record["target"])
+        if entry is not None:
+            entry["recorded"] += 1
+            entry["usable"] += index not in excluded
+    return evidence
 
 
 def candidate(request: dict[str, Any]) -> dict[str, Any]:
@@ -445,6 +523,12 @@ def candidate(request: dict[str, Any]) -> dict[str, Any]:
         result["behavior"] = behavior
         if behavior.get("error") or behavior.get("import_error") or behavior.get("mismatches"):
             return result
+        spec = request.get("generated")
+        if spec:
+            generated = replay(request, workspace, False, spec["calls_path"], spec["unstable_path"], "generated")
+            result["generated_behavior"] = generated
+            if generated.get("error") or generated.get("import_error") or generated.get("mismatches"):
+                return result
         measurable = bool(behavior.get("calls_compared"))
     else:
         # Nothing was recorded (importing a script here would run it with no input): only the user's own

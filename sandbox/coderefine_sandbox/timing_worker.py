@@ -24,28 +24,36 @@ from typing import Any
 
 import pyperf
 
+from coderefine_sandbox.pinning import Pin
 from coderefine_sandbox.workload import add_import_paths, import_module, load_bench, load_calls, resolve
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
 
 
-def build_workload(args: Any) -> list[tuple[Any, bytes]]:
+def build_workload(args: Any) -> list[tuple[Any, bytes, Any]]:
     add_import_paths(args.workspace, args.import_root)
     if args.bench_file:
-        return [(func, NO_ARGUMENTS) for func in load_bench(args.bench_file, args.bench_function)]
+        return [(func, NO_ARGUMENTS, None) for func in load_bench(args.bench_file, args.bench_function)]
     module = import_module(args.module)
-    return [(resolve(module, call.target), call.record["args"]) for call in load_calls(args.calls, args.exclude)]
+    return [
+        (resolve(module, call.target), call.record["args"], call.record.get("entropy"))
+        for call in load_calls(args.calls, args.exclude)
+    ]
 
 
-def time_workload(loops: int, workload: list[tuple[Any, bytes]], tolerate_errors: bool) -> float:
+def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_errors: bool) -> float:
     perf_counter = time.perf_counter
     loads = pickle.loads
     total = 0.0
     sink = io.StringIO()
+    pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
+    reset = pin.reset
+    pin.install()
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
-            for func, blob in workload:
+            for func, blob, entropy in workload:
                 args, kwargs = loads(blob)
+                reset(entropy)
                 started = perf_counter()
                 # A bare try/except costs less than contextlib.suppress in this timed loop.
                 try:
@@ -59,6 +67,7 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes]], tolerate_errors
                 total += perf_counter() - started
             sink.seek(0)
             sink.truncate()
+    pin.uninstall()
     return total
 
 
