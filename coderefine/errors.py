@@ -26,6 +26,8 @@ class ExitCode(IntEnum):
     WRITE_CONFLICT = 13
     CONFIG = 14  # a bad value or unknown key in pyproject.toml [tool.coderefine] or a CODEREFINE_* variable
     PROVIDER_REJECTED = 15  # the endpoint refused the key, the model or the URL (401/403/404): fix the settings
+    BAD_SUITE = 19  # `coderefine bench`: SUITE_DIR is not a suite (no task folders, a task missing files)
+    BENCH_STATE = 20  # `coderefine bench`: the state file of a resumable run is unreadable or from other arguments
     INTERRUPTED = 130
 
 
@@ -95,3 +97,11 @@ class WriteConflict(CoderefineError):
 
 class UsageError(CoderefineError):
     exit_code = ExitCode.USAGE
+
+
+class BadSuite(CoderefineError):
+    exit_code = ExitCode.BAD_SUITE
+
+
+class BenchStateError(CoderefineError):
+    exit_code = ExitCode.BENCH_STATE

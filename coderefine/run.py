@@ -40,6 +40,7 @@ class RunOptions:
     pass_env: tuple[str, ...] = ()
     keep_workspaces: bool = False
     expected_sha256: str | None = None  # replay: the file as it was traced
+    timing_lock: Path | None = None  # bench --jobs N: serialises the sandbox runs that time code
 
 
 def _check_pass_env(options: RunOptions) -> None:
@@ -109,6 +110,7 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         min_speedup=settings["min_speedup"],
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,
+        timing_lock=options.timing_lock,
     )
     evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
     loop = RefinementLoop(
