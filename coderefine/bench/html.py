@@ -17,7 +17,7 @@ h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 28
 .figure b { display: block; font-size: 20px; } .figure span { color: #616161; font-size: 12px; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { border-bottom: 1px solid #eee; padding: 3px 6px; text-align: left; vertical-align: top; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; } td.n { white-space: nowrap; }
 .improved { color: #2e7d32; } .unchanged { color: #757575; } .failed { color: #c62828; }
 svg text { font: 11px system-ui, sans-serif; fill: #424242; }
 """
@@ -55,14 +55,20 @@ def task_chart(task: str, tasks: list[dict[str, Any]]) -> str:
     if task == "optimize":
         values = [t["speedup"] for t in tasks if t["status"] == "improved" and t["speedup"]]
         highs = [t["speedup_ci"][1] for t in tasks if t["status"] == "improved" and t.get("speedup_ci")]
-        low, high = 0.8, max([2.0, *values, *highs]) * 1.15
+        measured = [v for t in tasks if t["status"] != "improved" and t.get("top_measured") for v in t["top_measured"]]
+        low = min([0.8, *(0.9 * v for v in measured if v > 0)])
+        high = max([2.0, *values, *highs, *measured]) * 1.15
+        low = max(low, 0.1)
 
         def x(value: float) -> float:
             return label_width + plot_width * (math.log(value) - math.log(low)) / (math.log(high) - math.log(low))
 
         ticks = _ticks_log(low, high)
         tick_label = "{:g}x"
-        axis_title = "speedup of the best verified candidate (log scale; bar from 1x; whisker: 95% interval)"
+        axis_title = (
+            "speedup of the best verified candidate (log scale; bar from 1x; whisker: 95% interval); "
+            "hollow: fastest candidate measured but not accepted"
+        )
     else:
         scores = [t[k] for t in tasks for k in ("baseline_score", "best_score") if t.get(k) is not None]
         low = max(0.0, math.floor((min(scores, default=0.0) - 5) / 10) * 10)
@@ -101,6 +107,16 @@ def task_chart(task: str, tasks: list[dict[str, Any]]) -> str:
                 body.append(f'<text x="{hi + 4:.1f}" y="{y + 11}">{t["speedup"]:.2f}x</text>')
             elif t["status"] == "failed":
                 body.append(f'<text x="{x(1.0) + 6:.1f}" y="{y + 11}" fill="{color}">failed</text>')
+            elif t.get("top_measured"):
+                # Not accepted, but measured: a hollow mark shows how close it came to the noise floor.
+                speed, lo, hi = (x(min(max(v, low), high)) for v in t["top_measured"])
+                mid = y + (row - 3) / 2
+                body.append(f'<line x1="{lo:.1f}" y1="{mid:.1f}" x2="{hi:.1f}" y2="{mid:.1f}" stroke="#9e9e9e"/>')
+                body.append(
+                    f'<circle cx="{speed:.1f}" cy="{mid:.1f}" r="3.5" fill="white" stroke="#616161">'
+                    f"<title>{escape(t['id'])}: fastest measured {t['top_measured'][0]:.2f}x, not accepted</title>"
+                    "</circle>"
+                )
         else:
             before = t.get("baseline_score")
             if before is None:
@@ -119,7 +135,7 @@ def task_chart(task: str, tasks: list[dict[str, Any]]) -> str:
 
 def curve_chart(task: str, curve: list[float], improved_after: list[int], total: int) -> str:
     """The per-iteration view: the suite's figure of the best so far after each iteration."""
-    width, height, left, right, top, bottom = 560, 300, 60, 20, 30, 50
+    width, height, left, right, top, bottom = 600, 300, 60, 60, 30, 50
     if not curve:
         return _svg(width, 60, ['<text x="10" y="30">no iterations ran</text>'], "per-iteration curve")
     base = 1.0 if task == "optimize" else 0.0
@@ -183,7 +199,9 @@ def render_html(data: dict[str, Any]) -> str:
         boxes.insert(1, _figure_box(f"{summary['mean_gain']:+.2f}", "mean readability gain (points)"))
     boxes += [
         _figure_box(f"{summary['failed']}", "tasks failed"),
-        _figure_box(f"{data['wall_seconds']:.0f} s", f"wall time ({data['jobs']} jobs)"),
+        _figure_box(
+            f"{data['wall_seconds']:.0f} s", f"wall time, {data['jobs']} job{'s' if data['jobs'] != 1 else ''}"
+        ),
         _figure_box(f"{data['cpu_seconds']:.0f} s", "CPU time"),
         _figure_box(f"{summary['llm_calls']}", f"model calls, {summary['tokens']} tokens"),
     ]

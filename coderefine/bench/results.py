@@ -38,6 +38,9 @@ class TaskRecord:
     error: dict[str, Any] | None = None  # {"code", "kind", "message"} when the task failed
     sandbox: str = ""  # the backend the run used
     verdicts: list[str] = field(default_factory=list)  # each iteration's verdict reason, in order
+    # optimize: the fastest measured candidate, accepted or not ([speedup, ci low, ci high]): how close an
+    # unimproved task came to the noise floor
+    top_measured: list[float] | None = None
 
     @property
     def improved(self) -> bool:
@@ -134,7 +137,16 @@ def record_from_result(
         error=error,
         sandbox=result.sandbox,
         verdicts=[it.verdict.reason for it in result.iterations],
+        top_measured=_top_measured(result),
     )
+
+
+def _top_measured(result: Result) -> list[float] | None:
+    timings = [it.evaluation.timing for it in result.iterations if it.evaluation and it.evaluation.timing]
+    if not timings:
+        return None
+    top = max(timings, key=lambda t: t.speedup)
+    return [round(top.speedup, 4), round(top.ci_low, 4), round(top.ci_high, 4)]
 
 
 def geometric_mean(values: list[float]) -> float | None:
