@@ -272,6 +272,36 @@ def test_bad_input_is_one_line_with_its_exit_code(tmp_path, suite, extra, code, 
     assert not (tmp_path / ".coderefine").exists()  # nothing started, nothing saved
 
 
+def _hold_lock(path: Path, log: Path, name: str, started, release) -> None:
+    from coderefine.evaluation import exclusive_lock
+
+    with exclusive_lock(path):
+        started.set()
+        with log.open("a") as fh:
+            fh.write(f"{name} in\n")
+        release.wait(30)
+        with log.open("a") as fh:
+            fh.write(f"{name} out\n")
+
+
+def test_the_timing_lock_lets_one_holder_in_at_a_time(tmp_path):
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    lock, log = tmp_path / "timing.lock", tmp_path / "log"
+    first_in, second_in, release = context.Event(), context.Event(), context.Event()
+    first = context.Process(target=_hold_lock, args=(lock, log, "first", first_in, release))
+    first.start()
+    assert first_in.wait(30)
+    second = context.Process(target=_hold_lock, args=(lock, log, "second", second_in, release))
+    second.start()
+    assert not second_in.wait(1.0)  # blocked while the first holds the lock
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert log.read_text().split("\n")[:4] == ["first in", "first out", "second in", "second out"]
+
+
 def test_summary_counts_failed_tasks_as_unimproved_and_curves_carry_forward():
     records = [
         TaskRecord("a", "improved", "", speedup=4.0, curve=[1.0, 4.0, 4.0]),

@@ -69,6 +69,12 @@ def _cpu_seconds() -> float:
     return sum(u.ru_utime + u.ru_stime for u in usage)
 
 
+class BenchTaskError(CoderefineError):
+    """A task the bench cannot run as asked (recorded as that task's failure, not a bench error)."""
+
+    exit_code = ExitCode.BAD_SUITE
+
+
 def oracle_script(reference: Path, destination: Path) -> Path:
     """A one-candidate script offering the reference solution, judged by the same loop and gate."""
     code = reference.read_text(encoding="utf-8")
@@ -128,12 +134,6 @@ def run_task(job: TaskJob) -> TaskRecord:
         cpu_seconds=_cpu_seconds() - cpu_before + sandbox_cpu,
         error=error,
     )
-
-
-class BenchTaskError(CoderefineError):
-    """A task the bench cannot run as asked (recorded as that task's failure, not a bench error)."""
-
-    exit_code = ExitCode.BAD_SUITE
 
 
 # ----------------------------------------------------------------------------- worker processes
