@@ -309,7 +309,7 @@ def run_bench(
                 interrupted = _run_parallel(jobs, options.jobs, finish)
         except KeyboardInterrupt:
             interrupted = True
-    ran = [record for i, record in done.items() if i not in finished or options.fresh]
+    ran = [record for i, record in done.items() if i not in finished]
     # In-process (one job) the tasks' CPU is this process's own; with workers, add the bench's own work.
     after = resource.getrusage(resource.RUSAGE_SELF)
     overhead = 0.0 if options.jobs == 1 else (after.ru_utime + after.ru_stime) - (own.ru_utime + own.ru_stime)
