@@ -136,6 +136,7 @@ def test_scripted_suite_reports_each_task_and_leaves_the_suite_untouched(tmp_pat
     assert fast["status"] == "improved" and fast["speedup"] > 1.05 and fast["speedup_ci"][0] >= 1.05
     assert fast["curve"] == [fast["speedup"], fast["speedup"]] and fast["llm_calls"] == 2
     assert fast["stop_reason"] == "feedback: nothing left to improve" and fast["category"] == "headroom"
+    assert fast["baseline_tests"] == 1 and fast["baseline_seconds"] > fast["best_seconds"] > 0
     assert wrong["status"] == "unchanged" and wrong["behavior_rejections"] == 1 and wrong["curve"] == [1.0, 1.0]
     assert "test" in wrong["verdicts"][0] and "failed" in wrong["verdicts"][0]
     assert missing["status"] == "failed" and missing["error"]["code"] == 9

@@ -22,6 +22,9 @@ class TaskRecord:
     stop_reason: str
     category: str | None = None
     baseline_score: float | None = None  # readability score of the original (optimize: 1.0)
+    baseline_tests: int | None = None  # tests the original passed
+    baseline_seconds: float | None = None  # optimize: one pass of the original over the recorded calls
+    best_seconds: float | None = None  # optimize: the same pass, best verified candidate (as timed beside it)
     best_score: float | None = None  # of the best verified candidate; None when nothing was verified
     speedup: float | None = None  # optimize: the best's measured speedup
     speedup_ci: list[float] | None = None
@@ -121,6 +124,9 @@ def record_from_result(
         stop_reason=result.stop_reason or (error or {}).get("kind", ""),
         category=category,
         baseline_score=result.baseline.score if result.baseline is not None else None,
+        baseline_tests=_baseline_tests(result),
+        baseline_seconds=result.baseline.workload_seconds if result.baseline is not None else None,
+        best_seconds=timing.candidate_seconds if timing is not None else None,
         best_score=best.verdict.score if best is not None else None,
         speedup=round(timing.speedup, 4) if timing is not None else None,
         speedup_ci=[round(timing.ci_low, 4), round(timing.ci_high, 4)] if timing is not None else None,
@@ -139,6 +145,11 @@ def record_from_result(
         verdicts=[it.verdict.reason for it in result.iterations],
         top_measured=_top_measured(result),
     )
+
+
+def _baseline_tests(result: Result) -> int | None:
+    tests = result.baseline.evaluation.tests if result.baseline is not None else None
+    return tests.passed if tests is not None else None
 
 
 def _top_measured(result: Result) -> list[float] | None:
