@@ -188,7 +188,9 @@ def test_ctrl_c_keeps_finished_tasks_and_a_rerun_continues(tmp_path, jobs):
     state = tmp_path / "state.jsonl"
     args = ["bench", suite, "--task", "readability", "--provider", "offline", "--state", state, "--jobs", jobs,
             "--sandbox", "process", "--max-iterations", "1", "--report", tmp_path / "r.json"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in MODEL_ENVIRONMENT}
+    scratch = tmp_path / "scratch"  # the bench's and the sandbox's temporary folders, to check the cleanup
+    scratch.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k not in MODEL_ENVIRONMENT}, "TMPDIR": str(scratch)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "coderefine", *map(str, args)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -204,6 +206,7 @@ def test_ctrl_c_keeps_finished_tasks_and_a_rerun_continues(tmp_path, jobs):
     kept = [line["id"] for line in _state_lines(state)]
     assert "a_quick" in kept and len(kept) < 3
     assert not (tmp_path / "r.json").exists()  # an interrupted bench writes no report
+    assert list(scratch.iterdir()) == []  # the stopped tasks' copies and sandboxes are cleaned up
 
     rerun = run_cli(*args, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
