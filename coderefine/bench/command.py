@@ -123,7 +123,11 @@ def run_bench_command(
         transient=True,
         disable=quiet,
     )
-    bar = progress.add_task(f"bench {task} ({provider}, {jobs} job{'s' if jobs != 1 else ''})", total=len(tasks))
+    title = f"bench {task} ({provider}, {jobs} job{'s' if jobs != 1 else ''})"
+    bar = progress.add_task(title, total=len(tasks))
+
+    def on_start(task_id: str) -> None:
+        progress.update(bar, description=f"{title}: {task_id}")
 
     def on_done(record: TaskRecord, done: int, total: int) -> None:
         progress.update(bar, completed=done)
@@ -135,7 +139,7 @@ def run_bench_command(
             f"bench: {len(tasks)} tasks from {suite_dir}; state {state_file.path}", highlight=False, soft_wrap=True
         )
     with progress:
-        run = run_bench(options, on_done)
+        run = run_bench(options, on_done, on_start)
     if run.interrupted:
         console.print(
             f"interrupted: {len(run.records)} finished tasks kept in {state_file.path}; rerun the same command to "

@@ -147,10 +147,15 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
             f"{summary['mean_score_before']} -> {summary['mean_score_after']}"
         )
         lines.append("per iteration (best so far): " + ", ".join(f"{i}: {v:+.2f}" for i, v in enumerate(curve)))
+    calls, jobs = summary["llm_calls"], data["jobs"]
     lines.append(
-        f"{summary['llm_calls']} model calls, {summary['tokens']} tokens; wall {data['wall_seconds']:.1f}s, "
-        f"CPU {data['cpu_seconds']:.1f}s ({data['jobs']} job{'s' if data['jobs'] != 1 else ''}"
+        f"{calls} model call{_s(calls)}, {summary['tokens']} tokens; wall {data['wall_seconds']:.1f}s, "
+        f"CPU {data['cpu_seconds']:.1f}s ({jobs} job{_s(jobs)}"
         + (f"; {data['resumed']} tasks from an earlier run" if data["resumed"] else "")
         + ")"
     )
     return lines
+
+
+def _s(count: int) -> str:
+    return "s" if count != 1 else ""

@@ -278,8 +278,10 @@ def make_jobs(options: BenchOptions, timing_lock: Path | None) -> list[TaskJob]:
 def run_bench(
     options: BenchOptions,
     on_done: Callable[[TaskRecord, int, int], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> BenchRun:
-    """Run the tasks not finished yet; `on_done(record, done, total)` after each one. On Ctrl-C the
+    """Run the tasks not finished yet; `on_done(record, done, total)` after each one (and, one job at a
+    time, `on_start(task id)` before it). On Ctrl-C the
     running tasks are stopped (their sandboxes cleaned up), finished ones stay saved, and the returned
     run says `interrupted`."""
     started = time.perf_counter()
@@ -304,6 +306,8 @@ def run_bench(
         try:
             if options.jobs == 1:
                 for job in jobs:
+                    if on_start is not None:
+                        on_start(job.bench_task.id)
                     finish(run_task(job))
             else:
                 interrupted = _run_parallel(jobs, options.jobs, finish)
