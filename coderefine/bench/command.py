@@ -101,7 +101,6 @@ def run_bench_command(
     key = state_key(suite_dir, task, settings, script_dir, oracle, pass_env)
     state_file = StateFile(state or default_state_path(key, Path.cwd()), key)
     options = BenchOptions(
-        suite=suite_dir,
         tasks=tasks,
         task=task,
         settings=settings,

@@ -244,7 +244,6 @@ class StateFile:
 
 @dataclass(frozen=True)
 class BenchOptions:
-    suite: Path
     tasks: list[BenchTask]
     task: str
     settings: Settings
