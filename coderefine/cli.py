@@ -680,6 +680,76 @@ review_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
 app.command("review")(review_command)
 
 
+def bench_command(
+    suite_dir: Annotated[Path, typer.Argument(help="A folder with one folder per task.", show_default=False)],
+    task: Annotated[str | None, typer.Option(help="optimize or readability.")] = None,
+    script_dir: Annotated[
+        Path | None,
+        typer.Option(help="Scripted provider: DIR/<task id>.json is each task's script.", rich_help_panel=_MODEL),
+    ] = None,
+    oracle: Annotated[
+        bool, typer.Option("--oracle", help="Offer each task's reference.py as the candidate (the ceiling).")
+    ] = False,
+    jobs: Annotated[int, typer.Option(help="Tasks run at once; timing runs never overlap.")] = 1,
+    limit: Annotated[int | None, typer.Option(help="Only the first N tasks (in natural order of names).")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the JSON bench report to this file.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Write the HTML bench report (self-contained) here.")] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option(help="Finished tasks are saved here (JSON lines); default under .coderefine/bench/."),
+    ] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore finished tasks saved by an earlier run.")] = False,
+    pass_env: Annotated[
+        list[str] | None,
+        typer.Option("--pass-env", help="Environment variable the tests need (repeatable).", rich_help_panel=_SANDBOX),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,
+    debug: Annotated[bool, typer.Option(hidden=True)] = False,
+    **flags: Any,
+) -> None:
+    """Run every task of SUITE_DIR in its own copy and report % improved, speedups or score gains, and
+    the per-iteration curve. Finished tasks are saved as they end: rerun the same command to continue."""
+    from coderefine.bench.command import run_bench_command
+
+    try:
+        code = run_bench_command(
+            stdout,
+            suite_dir=suite_dir,
+            task=task,
+            script_dir=script_dir,
+            oracle=oracle,
+            jobs=jobs,
+            limit=limit,
+            report=report,
+            html=html,
+            state=state,
+            fresh=fresh,
+            pass_env=tuple(pass_env or ()),
+            quiet=quiet,
+            flags=flags,
+        )
+    except CoderefineError as exc:
+        stderr.print(f"error: {exc.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        message = f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
+        stderr.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(int(ExitCode.INTERNAL)) from None
+    if code:
+        raise typer.Exit(code)
+
+
+bench_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        *(p for p in inspect.signature(bench_command, eval_str=True).parameters.values() if p.name != "flags"),
+        *(p for p in inspect.signature(refine_command, eval_str=True).parameters.values() if p.name in SPEC_BY_NAME),
+    ]
+)
+app.command("bench")(bench_command)
+
+
 def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:
     from coderefine.reports.json_report import render_json
 

@@ -29,6 +29,8 @@ class ExitCode(IntEnum):
     FINDINGS = 16  # `coderefine check` found code beyond a threshold (pre-commit: the hook fails)
     GITHUB_API = 17  # `review`: the GitHub REST API failed (not a read-only token: that is not a failure)
     ACTIONS_CONTEXT = 18  # `review`: no pull request to review in the Actions environment, or the wrong checkout
+    BAD_SUITE = 19  # `coderefine bench`: SUITE_DIR is not a suite (no task folders, a task missing files)
+    BENCH_STATE = 20  # `coderefine bench`: the state file of a resumable run is unreadable or from other arguments
     INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
     INTERRUPTED = 130
 
@@ -114,3 +116,11 @@ class InsufficientTests(CoderefineError):
     `insufficient_tests`, so that scripts can tell "nothing was judged" from "nothing was better"."""
 
     exit_code = ExitCode.INSUFFICIENT_TESTS
+
+
+class BadSuite(CoderefineError):
+    exit_code = ExitCode.BAD_SUITE
+
+
+class BenchStateError(CoderefineError):
+    exit_code = ExitCode.BENCH_STATE

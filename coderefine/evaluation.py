@@ -9,11 +9,14 @@ Layout of one run's scratch folder (deleted at the end):
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +69,9 @@ class EvaluationSettings:
     python: str = sys.executable
     keep_workspaces: bool = False
     bench: UserBenchmark | None = None  # the user's own timing workload, instead of the recorded calls
+    # `coderefine bench --jobs N`: a file every job locks exclusively around a sandbox run that times code,
+    # so that no two timing runs overlap (see coderefine.bench.runner)
+    timing_lock: Path | None = None
 
 
 def noise_floor(min_speedup: float, workload_seconds: float | None) -> float:
@@ -108,6 +114,21 @@ class BaselineFacts:
     pinned: tuple[str, ...] = ()
     not_pinned: tuple[str, ...] = ()
     generated: GeneratedInputs | None = None
+
+
+@contextmanager
+def exclusive_lock(path: Path | None) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (nothing when None). flock is released by the kernel when the holder
+    dies, so a crashed or killed job never leaves the others waiting."""
+    if path is None:
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Evaluator:
@@ -222,7 +243,8 @@ class Evaluator:
             scratch=self.run_dir,
             keep=request["mode"] == "baseline",  # candidates read the original's workspace and recorded calls
         )
-        outcome = self.sandbox.run(job)
+        with exclusive_lock(self.settings.timing_lock if self.settings.measure_speed else None):
+            outcome = self.sandbox.run(job)
         if outcome.timed_out:
             return {"runner_error": f"the sandbox run exceeded its overall limit of {job.timeout:g}s"}
         try:
@@ -286,6 +308,7 @@ class Evaluator:
             metrics=self._metrics(code),
             hot_spots=_hot_spots(self_check.get("profile", [])),
             wall_seconds=time.perf_counter() - started,
+            cpu_seconds=raw.get("cpu_seconds", 0.0),
         )
         evidence = tuple(
             TargetEvidence(
@@ -388,6 +411,7 @@ class Evaluator:
             hot_spots=hot_spots,
             error=error,
             wall_seconds=seconds,
+            cpu_seconds=raw.get("cpu_seconds", 0.0),
         )
 
     def _workload_label(self) -> str:

@@ -128,6 +128,7 @@ class Evaluation:
     hot_spots: tuple[HotSpot, ...] = ()
     error: str | None = None  # why evaluation could not happen (syntax error, sandbox failure, ...)
     wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU time of the sandbox run, as its runner measured it (itself and its steps)
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ class RunOptions:
     keep_workspaces: bool = False
     expected_sha256: str | None = None  # replay: the file as it was traced
     bench: str | None = None  # --bench FILE[::NAME]: time this instead of the recorded calls
+    timing_lock: Path | None = None  # bench --jobs N: serialises the sandbox runs that time code
 
 
 def _check_pass_env(options: RunOptions) -> None:
@@ -142,6 +143,7 @@ def execute(options: RunOptions, result: Result, observer: LoopObserver | None =
         pass_env=options.pass_env,
         keep_workspaces=options.keep_workspaces,
         bench=bench,
+        timing_lock=options.timing_lock,
     )
     evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
     loop = RefinementLoop(

@@ -108,6 +108,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "notes": list(candidate.notes) if candidate else [],
         "evaluated": iteration.evaluation is not None,
         "seconds": round(iteration.evaluation.wall_seconds, 3) if iteration.evaluation else 0.0,
+        "cpu_seconds": iteration.evaluation.cpu_seconds if iteration.evaluation else 0.0,
     }
 
 

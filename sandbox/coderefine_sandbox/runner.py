@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import pickle
+import resource
 import signal
 import subprocess
 import sys
@@ -547,6 +548,10 @@ def main(argv: list[str]) -> int:
         result = handler(request)
     except Exception as exc:  # report, never die silently: the host turns this into a rejected candidate
         result = {"runner_error": f"{type(exc).__name__}: {exc}"}
+    # The host cannot always see this CPU time itself (bubblewrap's PID namespace and Docker's exec do not
+    # pass their children's usage up), so the runner reports it: its own and every step's it waited for.
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    result["cpu_seconds"] = round(sum(u.ru_utime + u.ru_stime for u in usage), 3)
     sys.stdout.write(json.dumps(result))
     sys.stdout.flush()
     return 0
