@@ -143,7 +143,10 @@ def test_label():
     assert label(3) == "minor"
     assert is_adult(18)
 """
-DOUBLE_TESTS = "from clean import double\n\n\ndef test_double():\n    assert double(4) == 8\n"
+DOUBLE_TESTS = (
+    "from clean import double\n\n\ndef test_double():\n    assert double(4) == 8\n"
+    "    assert double(0) == 0 and double(-3) == -6\n"  # three calls: enough to judge a candidate
+)
 
 
 def test_manual_refine_hook_writes_only_a_verified_change(user_repo):

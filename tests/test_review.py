@@ -22,8 +22,12 @@ from mod import evens, is_small, scale
 
 
 def test_all():
+    # Three calls to each function at least: fewer cannot judge a candidate (the sufficiency gate).
     assert scale([1, 2], 3) == [3, 6]
+    assert scale([], 2) == [] and scale([5], 0) == [0]
     assert evens([1, 2, 3, 4]) == [2, 4]
+    assert evens([]) == [] and evens([7, 8]) == [8]
+    assert is_small(9)
     assert is_small(3) and not is_small(30)
 """
 BASE = """
@@ -235,10 +239,12 @@ from mod import count_common, unique
 
 def test_count_common():
     assert count_common(list(range(400)), list(range(200, 600))) == 200
+    assert count_common([], [1]) == 0 and count_common([1, 2], [2]) == 1
 
 
 def test_unique():
     assert unique([3, 1, 3, 2, 1]) == [3, 1, 2]
+    assert unique([]) == [] and unique([4, 4]) == [4]
 """
 FAST_COUNT = "def count_common(a, b):\n    wanted = set(b)\n    return sum(1 for x in a if x in wanted)\n"
 
@@ -477,6 +483,7 @@ from long import total
 
 def test_total():
     assert total([1, 2, 3]) == 6
+    assert total([]) == 0 and total([-1]) == -1
 """
 
 
