@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, Iteration, Result, Usage
+from coderefine.reports.evidence import verification_evidence
 
 
 def _tests_cell(iteration: Iteration) -> str:
@@ -193,15 +194,7 @@ def summary_line(result: Result) -> str:
             f"status: {result.status} - no verified improvement ({result.stop_reason}; {calls}); "
             f"{result.file} left as it was"
         )
-    evidence = []
-    tests = best.evaluation.tests
-    if tests is not None:
-        evidence.append(f"{tests.passed} tests passed")
-    behavior = best.evaluation.behavior
-    if behavior is not None and behavior.calls_compared:
-        evidence.append(f"{behavior.calls_compared} recorded calls identical")
-    if behavior is not None and behavior.generated_compared:
-        evidence.append(f"{behavior.generated_compared} generated inputs identical")
+    evidence = verification_evidence(best.evaluation)
     action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from coderefine.records import Result
+from coderefine.reports.evidence import timing_evidence, verification_evidence
 
 SUMMARY_MARKER = "<!-- coderefine-summary -->"
 
@@ -25,18 +26,14 @@ def evidence(result: Result) -> str:
     timing = evaluation.timing
     if timing is not None:
         parts.append(
-            f"**{timing.speedup:.2f}x faster** [{timing.ci_low:.2f}, {timing.ci_high:.2f}] (95% interval of "
-            f"{timing.pairs} interleaved process pairs; the lower bound had to clear {timing.min_speedup:.0%})"
+            f"**{timing.speedup:.2f}x faster** [{timing.ci_low:.2f}, {timing.ci_high:.2f}] ({timing_evidence(timing)})"
         )
     elif best.verdict.score is not None and baseline is not None:
         parts.append(
             f"**readability {_number(baseline.score)} → {_number(best.verdict.score)}** "
             f"({best.verdict.score - baseline.score:+.2f})"
         )
-    if evaluation.tests is not None:
-        parts.append(f"{evaluation.tests.passed} tests passed")
-    if evaluation.behavior is not None and evaluation.behavior.calls_compared:
-        parts.append(f"{evaluation.behavior.calls_compared} recorded calls replayed identically")
+    parts += verification_evidence(evaluation)
     if baseline is not None:
         deltas = [
             f"{label} {_number(baseline.evaluation.metrics[name])} → {_number(evaluation.metrics[name])}"

@@ -34,6 +34,7 @@ from urllib.parse import quote
 
 from coderefine import __version__
 from coderefine.check import RULES, CheckOutcome, Finding, Rule
+from coderefine.reports.evidence import verification_evidence
 
 if TYPE_CHECKING:
     from coderefine.errors import CoderefineError
@@ -270,13 +271,7 @@ def _improvement_result(result: Result, rule_index: int, root: Path) -> dict[str
     rule_id = _TASK_RULE.get(result.task, VERIFIED_SPEEDUP)
     location = artifact_location(result.file, root)
     start, end, replacements = _changed_span(result.original_code, best.candidate.code)
-    evidence = []
-    tests = best.evaluation.tests
-    if tests is not None:
-        evidence.append(f"{tests.passed} tests passed")
-    behavior = best.evaluation.behavior
-    if behavior is not None and behavior.calls_compared:
-        evidence.append(f"{behavior.calls_compared} recorded calls replayed identically")
+    evidence = verification_evidence(best.evaluation)
     changed = ", ".join(f"`{name}`" for name in best.candidate.changed) or "the module"
     action = (
         "Applied with --write."

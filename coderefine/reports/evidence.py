@@ -1,0 +1,28 @@
+"""The evidence behind a verified candidate, in the same words in every report (console, SARIF, PR comments)."""
+
+from __future__ import annotations
+
+from coderefine.records import Evaluation, Timing
+
+
+def verification_evidence(evaluation: Evaluation) -> list[str]:
+    """What executing the candidate showed: the tests it passed and the calls it replayed identically."""
+    parts = []
+    if evaluation.tests is not None:
+        parts.append(f"{evaluation.tests.passed} tests passed")
+    behavior = evaluation.behavior
+    if behavior is not None and behavior.calls_compared:
+        parts.append(f"{behavior.calls_compared} recorded calls replayed identically")
+    if behavior is not None and behavior.generated_compared:
+        parts.append(f"{behavior.generated_compared} generated inputs identical")
+    return parts
+
+
+def timing_evidence(timing: Timing) -> str:
+    """How the speedup was measured, for a reader who wants to know what the interval means."""
+    series = "two series" if timing.confirmation is not None else "one series"
+    return (
+        f"95% interval over {timing.pairs} interleaved process pairs in {series} on the {timing.workload}; "
+        f"the lower bound had to clear +{timing.min_speedup:.0%}"
+        + (", in each series" if timing.confirmation is not None else "")
+    )
