@@ -199,15 +199,7 @@ def replay(
     if os.path.exists(out):
         os.remove(out)
     argv = [
-        sys.executable,
-        "-m",
-        "coderefine_sandbox.replay",
-        "--workspace",
-        workspace,
-        "--module",
-        request["module_name"],
-        "--import-root",
-        request["import_root"],
+        *_step_argv("replay", request, workspace),
         "--calls",
         calls or request["calls_path"],
         "--out",
@@ -233,12 +225,25 @@ def replay(
         return json.load(fh)
 
 
+def _step_argv(step: str, request: dict[str, Any], workspace: str) -> list[str]:
+    """The start of every step that imports the user's module: the step, and which module from where."""
+    return [
+        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
+        "-m",
+        f"coderefine_sandbox.{step}",
+        "--workspace",
+        workspace,
+        "--module",
+        request["module_name"],
+        "--import-root",
+        request["import_root"],
+    ]
+
+
 def _timing_argv(request: dict[str, Any], workspace: str, out: str, extra: list[str]) -> list[str]:
     timing = request["timing"]
     return [
-        sys.executable,
-        "-m",
-        "coderefine_sandbox.timing_worker",
+        *_step_argv("timing_worker", request, workspace),
         "--worker",
         "--quiet",
         "--values",
@@ -250,12 +255,6 @@ def _timing_argv(request: dict[str, Any], workspace: str, out: str, extra: list[
         "-o",
         out,
         *extra,
-        "--workspace",
-        workspace,
-        "--module",
-        request["module_name"],
-        "--import-root",
-        request["import_root"],
         "--calls",
         request["calls_path"],
         "--exclude",
@@ -452,15 +451,7 @@ def generate(request: dict[str, Any], workspace: str) -> dict[str, Any]:
     that do not replay identically on the original itself are left out, as for the tests' calls."""
     spec = request["generate"]
     argv = [
-        sys.executable,
-        "-m",
-        "coderefine_sandbox.generate",
-        "--workspace",
-        workspace,
-        "--module",
-        request["module_name"],
-        "--import-root",
-        request["import_root"],
+        *_step_argv("generate", request, workspace),
         "--targets",
         ",".join(request["targets"]),
         "--count",
