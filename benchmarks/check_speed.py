@@ -33,10 +33,10 @@ FILES = [
     "coderefine/errors.py",
     "coderefine/writeback.py",
     "coderefine/source.py",
-    "coderefine/tasks.py",
-    "coderefine/loop.py",
+    "coderefine/refine/tasks.py",
+    "coderefine/refine/loop.py",
 ]
-TYPER_PATH = "import sys; from coderefine.cli import main; sys.argv[0] = 'coderefine'; main()"
+TYPER_PATH = "import sys; from coderefine.cli.app import main; sys.argv[0] = 'coderefine'; main()"
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:

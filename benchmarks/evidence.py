@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from coderefine.evaluation import EvaluationSettings, Evaluator
-from coderefine.project import resolve_project
+from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.project import resolve_project
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import SPEC_BY_NAME
 from coderefine.source import resolve_targets, runs_as_program

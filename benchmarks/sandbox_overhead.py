@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from coderefine.candidate import original_candidate  # noqa: E402
-from coderefine.evaluation import EvaluationSettings, Evaluator  # noqa: E402
-from coderefine.project import resolve_project  # noqa: E402
+from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.evaluation.project import resolve_project  # noqa: E402
+from coderefine.refine.candidate import original_candidate  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
 from coderefine.source import resolve_targets  # noqa: E402
 

@@ -46,13 +46,13 @@ sys.path[:0] = [str(REPO), str(HERE)]
 
 from mutants import mutants  # noqa: E402
 
-from coderefine.candidate import original_candidate  # noqa: E402
-from coderefine.evaluation import EvaluationSettings, Evaluator  # noqa: E402
-from coderefine.project import resolve_project  # noqa: E402
+from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.evaluation.project import resolve_project  # noqa: E402
 from coderefine.records import Baseline  # noqa: E402
+from coderefine.refine.candidate import original_candidate  # noqa: E402
+from coderefine.refine.tasks import SpeedupScorer  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
 from coderefine.source import resolve_targets  # noqa: E402
-from coderefine.tasks import SpeedupScorer  # noqa: E402
 
 DEFAULT_SUITE = REPO.parent / "shared" / "bench" / "optimize"
 

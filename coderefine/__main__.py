@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from coderefine.launcher import main
+from coderefine.cli.launcher import main
 
 main()

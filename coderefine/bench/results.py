@@ -10,9 +10,9 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from coderefine.loop import diff_size
 from coderefine.records import Iteration, Result
-from coderefine.tasks import correctness_problem
+from coderefine.refine.loop import diff_size
+from coderefine.refine.tasks import correctness_problem
 
 
 @dataclass

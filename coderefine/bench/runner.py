@@ -1,4 +1,4 @@
-"""Run a suite: one ordinary refinement run (`coderefine.run.execute`) per task, in a private copy of the
+"""Run a suite: one ordinary refinement run (`coderefine.refine.run.execute`) per task, in a private copy of the
 task folder, optionally several at once, saving each finished task so that an interrupted bench resumes.
 
 Parallel jobs and timing (`--jobs N`): the tasks run in worker processes, and every sandbox run that times
@@ -31,9 +31,9 @@ from typing import Any
 from coderefine.bench.results import TaskRecord, record_from_result
 from coderefine.bench.suite import REFERENCE, BenchTask
 from coderefine.errors import BenchStateError, CoderefineError, ExitCode
-from coderefine.run import RunOptions, execute, prepare_result
+from coderefine.refine.run import RunOptions, execute, prepare_result
+from coderefine.refine.tasks import load_task
 from coderefine.settings import Settings
-from coderefine.tasks import load_task
 
 STATE_VERSION = 1
 ORACLE_FEEDBACK = "This is the task's reference solution; nothing is left to improve.\nVERDICT: STOP"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from coderefine.context import ModelReply, ModelRequest
+from coderefine.refine.context import ModelReply, ModelRequest
 
 
 class Provider(Protocol):

@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from coderefine.context import ModelReply
 from coderefine.errors import WriteConflict
+from coderefine.refine.context import ModelReply
 from coderefine.writeback import write_text_atomically
 
 CACHE_FORMAT = 1

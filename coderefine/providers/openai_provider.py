@@ -14,10 +14,10 @@ from typing import Any
 
 import openai
 
-from coderefine.context import ModelReply, ModelRequest
 from coderefine.errors import ConfigError, ProviderError, ProviderRejected
-from coderefine.prompts import estimate_tokens
 from coderefine.providers.cache import ResponseCache, cache_key
+from coderefine.refine.context import ModelReply, ModelRequest
+from coderefine.refine.prompts import estimate_tokens
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers ignore the key but the client insists on one.

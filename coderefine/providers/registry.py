@@ -27,7 +27,7 @@ class ProviderSetup:
 
 
 def _offline(setup: ProviderSetup) -> Provider:
-    from coderefine.providers.offline import OfflineProvider
+    from coderefine.providers.offline.provider import OfflineProvider
 
     return OfflineProvider()
 

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from coderefine.context import ModelReply, ModelRequest
 from coderefine.errors import BadScript
 from coderefine.providers.base import ScriptExhausted
 from coderefine.records import Role
+from coderefine.refine.context import ModelReply, ModelRequest
 
 ROLES = tuple(role.value for role in Role)
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from coderefine import __version__
-from coderefine.check import RULES, CheckOutcome, Finding, Rule
+from coderefine.quality.check import RULES, CheckOutcome, Finding, Rule
 from coderefine.reports.evidence import verification_evidence
 
 if TYPE_CHECKING:

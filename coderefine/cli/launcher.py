@@ -1,0 +1,18 @@
+"""The `coderefine` console script: `check` takes a fast path; everything else goes to the typer CLI."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["check"]:
+        from coderefine.commands.check import fast_check
+
+        code = fast_check(arguments[1:])
+        if code is not None:
+            sys.exit(code)
+    from coderefine.cli.app import main as cli_main
+
+    cli_main()

@@ -1,0 +1,270 @@
+"""The Self-Refine loop, grounded in execution (Madaan et al., 2023).
+
+    generate y0 -> evaluate -> feedback -> refine y1 (with the whole history) -> evaluate -> ...
+
+Task-agnostic: the task supplies the prompts and a scorer; the evaluator supplies facts. The model only
+proposes: a candidate is accepted when the scorer says so from execution facts, and the result is the
+best accepted candidate, never an unverified one.
+
+Stops, whichever comes first:
+- `max_iterations` candidates have been made;
+- `patience` refinement rounds in a row passed the tests without beating the best score by more than
+  `min_improvement`;
+- the feedback says nothing is left to improve;
+- the call budget is spent, or a scripted provider runs out of messages.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from coderefine.evaluation.evaluator import Evaluator
+from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
+from coderefine.records import INSUFFICIENT_TESTS, Baseline, Candidate, Iteration, Result, Role, Usage, Verdict
+from coderefine.refine.candidate import CandidateRejected, build_candidate, original_candidate
+from coderefine.refine.context import ModelReply, ModelRequest, RunContext
+from coderefine.refine.prompts import build_prompt
+from coderefine.refine.tasks import Scorer, TaskSpec, correctness_problem
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    max_iterations: int
+    patience: int
+    min_improvement: float
+    max_calls: int | None = None
+    max_tokens: int | None = None  # prompt + answer tokens over the run
+    context_tokens: int | None = None  # prompt budget: older history is left out beyond it
+
+
+class LoopObserver(Protocol):
+    """Progress hooks for a live view; the loop works without one."""
+
+    def note(self, text: str) -> None:
+        """A one-line fact about the run's setup (which provider and sandbox, and why)."""
+
+    def baseline_done(self, baseline: Baseline) -> None: ...
+
+    def step_started(self, text: str) -> None: ...
+
+    def iteration_done(self, iteration: Iteration, best: Iteration | None) -> None: ...
+
+
+class _Silent:
+    def note(self, text: str) -> None:
+        pass
+
+    def baseline_done(self, baseline: Baseline) -> None:
+        pass
+
+    def step_started(self, text: str) -> None:
+        pass
+
+    def iteration_done(self, iteration: Iteration, best: Iteration | None) -> None:
+        pass
+
+
+def diff_size(original: str, code: str) -> int:
+    """Changed lines, the tie-breaker between equally good candidates: the smaller change wins."""
+    return sum(
+        1
+        for line in difflib.unified_diff(original.splitlines(), code.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+
+
+class RefinementLoop:
+    def __init__(
+        self,
+        task: TaskSpec,
+        scorer: Scorer,
+        provider: Provider,
+        evaluator: Evaluator,
+        context: RunContext,
+        settings: LoopSettings,
+        observer: LoopObserver | None = None,
+    ) -> None:
+        self.task = task
+        self.scorer = scorer
+        self.provider = provider
+        self.evaluator = evaluator
+        self.context = context
+        self.settings = settings
+        self.observer = observer or _Silent()
+        self.usage = Usage()
+        self.stop_reason: str | None = None
+        self.original = original_candidate(context.original_code)
+        self.seen: dict[str, int] = {}  # normalised AST -> the iteration that had it
+
+    # ----------------------------------------------------------------- run
+
+    def run(self, result: Result) -> Result:
+        """Fill in `result` as the run goes, so an interrupted run still reports what it verified."""
+        result.usage = self.usage
+        self.observer.step_started("baseline: running the original's tests and recording calls")
+        facts = self.evaluator.baseline(self.context.original_code)
+        baseline = Baseline(
+            evaluation=facts.evaluation,
+            score=self.scorer.baseline_score(facts.evaluation, self.context.original_code),
+            calls_recorded=facts.calls_recorded,
+            loops=facts.loops,
+            workload_seconds=facts.workload_seconds,
+            evidence=facts.evidence,
+            sufficiency=facts.sufficiency,
+            pinned=facts.pinned,
+            not_pinned=facts.not_pinned,
+            generated=facts.generated,
+        )
+        self.context.baseline = baseline
+        result.baseline = baseline
+        self.observer.baseline_done(baseline)
+        gate = baseline.sufficiency
+        if gate is not None and gate.blocks:
+            # Nothing a candidate does could be told apart well enough: no model call is worth making.
+            result.stop_reason = gate.reason
+            result.status = INSUFFICIENT_TESTS
+            return result
+        if gate is not None and gate.applies and not gate.sufficient:
+            result.warnings.append(f"{gate.reason}; candidates judged anyway (--allow-insufficient-tests)")
+        try:
+            self._iterate(result)
+        except KeyboardInterrupt:
+            self.stop_reason = "interrupted"
+            raise
+        finally:
+            result.stop_reason = self.stop_reason or "max iterations reached"
+            result.best = self.context.best
+            result.status = "improved" if self.context.best is not None else "unchanged"
+        return result
+
+    def _iterate(self, result: Result) -> None:
+        stale_rounds = 0
+        for index in range(self.settings.max_iterations):
+            role = Role.GENERATE if index == 0 else Role.REFINE
+            reply = self._call(role, None)
+            if reply is None:
+                return
+            best_before = self.context.best
+            iteration = self._make_iteration(index, role, reply)
+            self.context.history.append(iteration)
+            result.iterations.append(iteration)
+            self._update_best(iteration)
+            self.observer.iteration_done(iteration, self.context.best)
+
+            if index + 1 >= self.settings.max_iterations:
+                self.stop_reason = f"max iterations reached ({self.settings.max_iterations})"
+                return
+            if index > 0 and self._passed(iteration):
+                stale_rounds = 0 if self._improved(iteration, best_before) else stale_rounds + 1
+                if stale_rounds >= self.settings.patience:
+                    self.stop_reason = (
+                        f"converged: no improvement above {self.settings.min_improvement:g} "
+                        f"for {stale_rounds} round{'s' if stale_rounds != 1 else ''}"
+                    )
+                    return
+            feedback = self._call(Role.FEEDBACK, iteration)
+            if feedback is None:
+                return
+            iteration = replace(iteration, feedback=feedback.content)
+            self.context.history[-1] = iteration
+            result.iterations[-1] = iteration
+            if self.context.best is not None and self.context.best.index == iteration.index:
+                self.context.best = iteration
+            if feedback_says_stop(feedback.content):
+                self.stop_reason = "feedback: nothing left to improve"
+                return
+
+    # ----------------------------------------------------------------- steps
+
+    def _call(self, role: Role, current: Iteration | None) -> ModelReply | None:
+        if self.settings.max_calls is not None and self.usage.calls >= self.settings.max_calls:
+            self.stop_reason = f"call budget exhausted ({self.settings.max_calls} calls)"
+            return None
+        prompt = build_prompt(self.task, role, self.context, current, self.settings.context_tokens)
+        budget = self.settings.max_tokens
+        if budget is not None:
+            spent = self.usage.total_tokens
+            if spent >= budget:
+                self.stop_reason = f"token budget exhausted ({spent} of {budget} tokens)"
+                return None
+            if spent + prompt.estimated_tokens > budget:
+                self.stop_reason = (
+                    f"token budget: the next prompt (~{prompt.estimated_tokens} tokens) would exceed the "
+                    f"{budget - spent} left of {budget}"
+                )
+                return None
+        self.observer.step_started(f"{self.provider.name}: {role.value}")
+        request = ModelRequest(
+            role=role, messages=prompt.messages, context=self.context, omitted_attempts=prompt.omitted_attempts
+        )
+        try:
+            reply = self.provider.complete(request)
+        except ScriptExhausted:
+            self.stop_reason = "script exhausted"
+            return None
+        self.usage.add(
+            reply.prompt_tokens, reply.completion_tokens, cached=reply.cached, estimated=reply.usage_estimated
+        )
+        return reply
+
+    def _make_iteration(self, index: int, role: Role, reply: ModelReply) -> Iteration:
+        def rejected(reason: str, candidate: Candidate | None = None) -> Iteration:
+            return Iteration(index, role, candidate, None, Verdict(False, reason, None), message=reply.content)
+
+        if reply.finish_reason == "length":
+            return rejected("the answer was cut off at the model's length limit (finish_reason=length)")
+        try:
+            candidate = build_candidate(
+                reply.content,
+                self.context.original_code,
+                self.context.allowed,
+                whole_module=self.context.whole_module,
+                origin=role.value,
+            )
+        except CandidateRejected as exc:
+            return rejected(f"no usable code: {exc}")
+        if candidate.ast_key == self.original.ast_key:
+            return rejected(
+                "identical to the original (same program up to comments and layout); not evaluated", candidate
+            )
+        if candidate.ast_key in self.seen:
+            earlier = self.seen[candidate.ast_key]
+            return rejected(f"identical to attempt {earlier}; not evaluated again", candidate)
+        self.seen[candidate.ast_key] = index
+        self.observer.step_started(f"evaluating attempt {index} in the sandbox")
+        evaluation = self.evaluator.evaluate(candidate)
+        assert self.context.baseline is not None
+        verdict = self.scorer.judge(evaluation, self.context.baseline, candidate.code)
+        return Iteration(index, role, candidate, evaluation, verdict, message=reply.content)
+
+    @staticmethod
+    def _passed(iteration: Iteration) -> bool:
+        return iteration.evaluation is not None and correctness_problem(iteration.evaluation) is None
+
+    def _improved(self, iteration: Iteration, best_before: Iteration | None) -> bool:
+        if not iteration.verdict.accepted or iteration.verdict.score is None:
+            return False
+        assert self.context.baseline is not None
+        reference = (
+            best_before.verdict.score
+            if best_before and best_before.verdict.score is not None
+            else self.context.baseline.score
+        )
+        return self.scorer.improvement(iteration.verdict.score, reference) > self.settings.min_improvement
+
+    def _update_best(self, iteration: Iteration) -> None:
+        if not iteration.verdict.accepted or iteration.verdict.score is None or iteration.candidate is None:
+            return
+        best = self.context.best
+        if best is None or best.verdict.score is None or best.candidate is None:
+            self.context.best = iteration
+            return
+        gain = self.scorer.improvement(iteration.verdict.score, best.verdict.score)
+        if gain > self.settings.min_improvement:
+            self.context.best = iteration
+        elif abs(gain) <= self.settings.min_improvement:
+            original = self.context.original_code
+            if diff_size(original, iteration.candidate.code) < diff_size(original, best.candidate.code):
+                self.context.best = iteration

@@ -1,0 +1,130 @@
+"""Turn a task's templates and the run's context into chat messages for each role.
+
+Templates use `$name` placeholders (string.Template), so code with braces needs no escaping. The refine
+prompt carries the whole history — every earlier attempt, its execution facts and the feedback on it —
+as Self-Refine prescribes. When that history outgrows the context budget, the oldest attempts are left
+out, except the best verified one; the original and the most recent attempt always stay.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from string import Template
+
+from coderefine.records import Iteration, Role
+from coderefine.refine.context import RunContext
+from coderefine.refine.facts import baseline_facts, iteration_facts
+from coderefine.refine.tasks import TaskSpec
+
+
+def _targets_text(context: RunContext) -> str:
+    if context.whole_module:
+        return "the whole program"
+    if context.allowed is not None:
+        return "only " + ", ".join(f"`{name}`" for name in context.allowed)
+    if not context.targets:
+        return "the module"
+    return ", ".join(f"`{name}`" for name in context.targets)
+
+
+def _answer_scope(context: RunContext) -> str:
+    if context.whole_module:
+        return "the complete new program"
+    return (
+        "the complete new definitions of the functions you changed, plus any new imports and helpers; "
+        "definitions you leave out stay as they are"
+    )
+
+
+# Without a tokenizer for every model an endpoint may serve, estimate: code and English run at roughly
+# 3-4 characters per token, and 3.5 errs on the side of leaving room.
+_CHARS_PER_TOKEN = 3.5
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / _CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    omitted_attempts: tuple[int, ...] = ()  # attempts left out of the history to fit the budget
+
+    @property
+    def estimated_tokens(self) -> int:
+        return sum(estimate_tokens(m["content"]) for m in self.messages)
+
+
+def render_history(context: RunContext, omit: frozenset[int] = frozenset()) -> str:
+    parts = []
+    omitted = [iteration.index for iteration in context.history if iteration.index in omit]
+    if omitted:
+        listed = ", ".join(str(index) for index in omitted)
+        parts.append(
+            f"(Attempt{'s' if len(omitted) > 1 else ''} {listed} left out to fit the context budget; shown are the "
+            "best verified attempt and the most recent ones.)"
+        )
+    for iteration in context.history:
+        if iteration.index not in omit:
+            parts.append(_render_iteration(iteration, context))
+    return "\n\n".join(parts) if parts else "(no attempts yet)"
+
+
+def _shown_code(iteration: Iteration) -> str:
+    if iteration.candidate is not None:
+        return iteration.candidate.extracted.rstrip()
+    message = iteration.message.strip()
+    return message[:2000] + ("\n... [trimmed]" if len(message) > 2000 else "") if message else "(empty answer)"
+
+
+def _render_iteration(iteration: Iteration, context: RunContext) -> str:
+    code = _shown_code(iteration)
+    feedback = (iteration.feedback or "(no feedback)").strip()
+    return (
+        f"### Attempt {iteration.index} ({iteration.role.value})\n\n"
+        f"```python\n{code}\n```\n\n"
+        f"Execution facts:\n{iteration_facts(iteration, context.baseline)}\n\n"
+        f"Feedback:\n{feedback}"
+    )
+
+
+def build_prompt(
+    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None = None, budget_tokens: int | None = None
+) -> Prompt:
+    """The messages for one call; for refine, as much history as `budget_tokens` allows (None: all)."""
+    omit: set[int] = set()
+    prompt = Prompt(_messages(task, role, context, current, frozenset()))
+    if role is not Role.REFINE or budget_tokens is None:
+        return prompt
+    keep = {context.history[-1].index} if context.history else set()
+    if context.best is not None:
+        keep.add(context.best.index)
+    droppable = [iteration.index for iteration in context.history if iteration.index not in keep]
+    while prompt.estimated_tokens > budget_tokens and droppable:
+        omit.add(droppable.pop(0))  # oldest first
+        prompt = Prompt(_messages(task, role, context, current, frozenset(omit)), tuple(sorted(omit)))
+    return prompt
+
+
+def _messages(
+    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None, omit: frozenset[int]
+) -> list[dict[str, str]]:
+    values = {
+        "file": context.file,
+        "targets": _targets_text(context),
+        "answer_scope": _answer_scope(context),
+        "original_code": context.original_code.rstrip(),
+        "facts": baseline_facts(context.baseline) if context.baseline else "(not measured)",
+        "history": render_history(context, omit) if role is Role.REFINE else "",
+        "candidate_code": "",
+        "candidate_facts": "",
+    }
+    if current is not None:
+        values["candidate_code"] = _shown_code(current)
+        values["candidate_facts"] = iteration_facts(current, context.baseline)
+    user = Template(task.prompts[role.value]).safe_substitute(values)
+    return [
+        {"role": "system", "content": task.prompts["system"].strip()},
+        {"role": "user", "content": user.strip()},
+    ]

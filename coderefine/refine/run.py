@@ -1,0 +1,175 @@
+"""One `coderefine optimize|readability FILE` run, from validated options to a Result.
+
+Validation happens up front and in the order a user fixes things (file, function, script, tests), so
+bad input fails in well under a second with one line, before any sandbox starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.errors import UsageError
+from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.project import resolve_project
+from coderefine.evaluation.workload import parse_bench
+from coderefine.providers.base import Provider
+from coderefine.providers.registry import choose_provider, make_provider
+from coderefine.records import Result
+from coderefine.refine.context import RunContext
+from coderefine.refine.loop import LoopObserver, LoopSettings, RefinementLoop
+from coderefine.refine.tasks import load_task, scorer_for
+from coderefine.refine.trace import TracingProvider, write_run_record
+from coderefine.sandboxes.base import looks_secret
+from coderefine.sandboxes.registry import make_sandbox
+from coderefine.settings import Settings
+from coderefine.source import is_script, read_source, resolve_targets, runs_as_program
+from coderefine.writeback import write_atomically
+
+# Inputs generated per target with --gen-inputs: enough to reach the edge cases hypothesis favours
+# (empty, zero, negative, duplicates) at about a second of generation per target.
+GENERATED_PER_TARGET = 50
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    task: str
+    file: Path
+    settings: Settings  # provider, model, budgets, sandbox, limits: flag > env > pyproject > default
+    function: str | None = None
+    tests: Path | None = None
+    root: Path | None = None
+    script: Path | None = None
+    write: bool = False
+    trace: Path | None = None
+    pass_env: tuple[str, ...] = ()
+    keep_workspaces: bool = False
+    expected_sha256: str | None = None  # replay: the file as it was traced
+    bench: str | None = None  # --bench FILE[::NAME]: time this instead of the recorded calls
+    timing_lock: Path | None = None  # bench --jobs N: serialises the sandbox runs that time code
+
+
+def _check_pass_env(options: RunOptions) -> None:
+    for name in options.pass_env:
+        if looks_secret(name):
+            raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
+
+
+def prepare_result(task: str, file: str) -> Result:
+    return Result(
+        task=task,
+        file=file,
+        status="failed",
+        stop_reason="",
+        original_code="",
+        baseline=None,
+        best=None,
+    )
+
+
+def execute(options: RunOptions, result: Result, observer: LoopObserver | None = None) -> Result:
+    """Run the loop, filling `result` in as it goes (the caller reports it even if this raises)."""
+    _check_pass_env(options)
+    settings = options.settings
+    task = load_task(options.task)
+    source = read_source(options.file)
+    result.original_code = source.text
+    if options.expected_sha256 is not None and options.expected_sha256 != source.raw_sha256:
+        result.warnings.append(f"{options.file} changed since the trace was made; the replay may take another path")
+    targets = resolve_targets(source.text, options.function, options.file)
+    choice = choose_provider(settings, options.script)
+    model_provider = make_provider(choice.name, settings, options.script)
+    provider: Provider = model_provider
+    result.provider, result.provider_reason = provider.name, choice.reason
+    result.model = getattr(provider, "description", None)
+    project = resolve_project(source.path, options.tests, options.root)
+    bench = parse_bench(options.bench, project.root) if options.bench else None
+    if bench is not None and not task.measure_speed:
+        raise UsageError(f"--bench times a workload; the {task.name} task measures no speed")
+    sandbox = make_sandbox(settings["sandbox"], settings["image"])
+    result.sandbox, result.sandbox_reason = sandbox.name, sandbox.reason or f"set by {settings.source('sandbox')}"
+    if sandbox.warning:
+        result.warnings.append(sandbox.warning)
+    if observer is not None:
+        model = f" ({result.model})" if result.model else ""
+        observer.note(f"provider: {provider.name}{model} - {choice.reason}")
+        observer.note(f"sandbox: {sandbox.name} - {result.sandbox_reason}")
+        if bench is not None:
+            observer.note(f"timing workload: {', '.join(bench.functions)} from {bench.file.as_posix()} (--bench)")
+    preflight = getattr(provider, "check", None)
+    if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
+        preflight()
+    if options.trace is not None:
+        provider = TracingProvider(provider, options.trace)
+        write_run_record(options.trace, options, project.root, source.raw_sha256)
+
+    whole_module = options.function is None and is_script(source.text)
+    context = RunContext(
+        task=task.name,
+        file=str(options.file),
+        original_code=source.text,
+        targets=targets,
+        allowed=(targets if options.function is not None else None),
+        whole_module=whole_module,
+        offline_rules=task.offline_rules,
+    )
+    gen_inputs = 0
+    if settings["gen_inputs"]:
+        try:
+            import hypothesis  # noqa: F401  (only asked whether it is there: the sandbox uses it)
+        except ImportError:
+            raise UsageError("--gen-inputs needs hypothesis: pip install 'coderefine[gen]'") from None
+        if is_script(source.text):
+            result.warnings.append("--gen-inputs: not for a script (importing it runs it); the tests alone judge it")
+        else:
+            gen_inputs = GENERATED_PER_TARGET
+    unknown = [name for name in settings["unordered"] if name not in targets]
+    if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
+        result.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
+    evaluation_settings = EvaluationSettings(
+        measure_speed=task.measure_speed,
+        test_timeout=settings["timeout"],
+        memory_mb=settings["memory_mb"],
+        timing_pairs=settings["timing_pairs"],
+        min_speedup=settings["min_speedup"],
+        rel_tol=settings["rel_tol"],
+        abs_tol=settings["abs_tol"],
+        unordered=tuple(name for name in settings["unordered"] if name in targets),
+        min_calls=settings["min_calls"],
+        min_coverage=settings["min_coverage"],
+        allow_insufficient_tests=settings["allow_insufficient_tests"],
+        script=runs_as_program(source.text),
+        gen_inputs=gen_inputs,
+        pass_env=options.pass_env,
+        keep_workspaces=options.keep_workspaces,
+        bench=bench,
+        timing_lock=options.timing_lock,
+    )
+    evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
+    loop = RefinementLoop(
+        task,
+        scorer_for(task),
+        provider,
+        evaluator,
+        context,
+        LoopSettings(
+            max_iterations=settings["max_iterations"] or task.max_iterations,
+            patience=settings["patience"] or task.patience,
+            min_improvement=task.min_improvement,
+            max_calls=settings["max_calls"],
+            max_tokens=settings["max_tokens"],
+            context_tokens=settings["context_tokens"],
+        ),
+        observer,
+    )
+    try:
+        loop.run(result)
+    finally:
+        evaluator.close()
+        result.warnings.extend(getattr(model_provider, "warnings", ()))
+    best = result.best
+    if options.write and best is not None and best.candidate is not None:
+        data = best.candidate.code.encode("utf-8")
+        write_atomically(source.path, (b"\xef\xbb\xbf" + data) if source.has_bom else data, source.raw_sha256)
+        result.written = True
+    return result
