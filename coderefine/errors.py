@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from coderefine.records import RunError
+
 
 class ExitCode(IntEnum):
     OK = 0
@@ -45,6 +47,10 @@ class CoderefineError(Exception):
     @property
     def message(self) -> str:
         return str(self)
+
+    def record(self) -> RunError:
+        """This error as the record a Result and the reports carry."""
+        return RunError(int(self.exit_code), self.exit_code.name.lower(), self.message)
 
 
 class InputFileNotFound(CoderefineError):
@@ -124,3 +130,11 @@ class BadSuite(CoderefineError):
 
 class BenchStateError(CoderefineError):
     exit_code = ExitCode.BENCH_STATE
+
+
+class RunFailed(CoderefineError):
+    """The error that ended one run, raised again by a command that makes many runs (`review`)."""
+
+    def __init__(self, record: RunError) -> None:
+        super().__init__(record.message)
+        self.exit_code = ExitCode(record.code)

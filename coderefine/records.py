@@ -6,7 +6,7 @@ the JSON report is a direct projection of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 
 
@@ -237,9 +237,10 @@ class GeneratedInputs:
 
 
 @dataclass(frozen=True)
-class Baseline:
+class BaselineFacts:
+    """What the original's run in the sandbox established; the evaluator's half of a Baseline."""
+
     evaluation: Evaluation
-    score: float
     calls_recorded: int
     loops: int | None  # calibrated timing loops, reused for every candidate
     workload_seconds: float | None  # one pass over the recorded calls, original
@@ -250,21 +251,57 @@ class Baseline:
     generated: GeneratedInputs | None = None
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
+class Baseline(BaselineFacts):
+    """The original's facts and the task's score of them: what every candidate is judged against."""
+
+    score: float
+
+    @classmethod
+    def scored(cls, facts: BaselineFacts, score: float) -> Baseline:
+        return cls(**{item.name: getattr(facts, item.name) for item in fields(BaselineFacts)}, score=score)
+
+
+@dataclass(frozen=True)
+class RunError:
+    """How a run ended early: its documented exit code, that code's name, and the one-line message."""
+
+    code: int
+    kind: str  # "usage", "baseline_fails", "insufficient_tests", "interrupted", "internal", ...
+    message: str
+    traceback: str | None = None  # internal errors only: shown with --debug, never in a report
+
+
+@dataclass(frozen=True)
 class Result:
+    """One run, built once when it ends (`coderefine.refine.run.execute`); reports only render it."""
+
     task: str
     file: str
-    status: str  # "improved", "unchanged", "insufficient_tests" or "failed"
+    status: str  # the loop's: "improved", "unchanged", "insufficient_tests", or "failed" before a baseline
     stop_reason: str
     original_code: str
     baseline: Baseline | None
     best: Iteration | None
-    iterations: list[Iteration] = field(default_factory=list)
+    iterations: tuple[Iteration, ...] = ()
     usage: Usage = field(default_factory=Usage)
-    warnings: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
     provider: str = ""
     provider_reason: str = ""  # why this provider: a flag, a setting, a key in the environment, or none
     model: str | None = None  # "model M at URL" for model providers
     sandbox: str = ""
     sandbox_reason: str = ""  # why this backend: `auto`'s choice, or the setting that named it
     written: bool = False
+    error: RunError | None = None  # what ended the run early, if anything (the exit code comes from it)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.error is not None and self.error.kind == "interrupted"
+
+    @property
+    def final_status(self) -> str:
+        """The status the machine-readable reports give: an error makes the run "failed", whatever it had
+        verified before (the console still shows that); insufficient tests is a verdict, not a failure."""
+        if self.error is not None and self.error.kind != INSUFFICIENT_TESTS:
+            return "failed"
+        return self.status

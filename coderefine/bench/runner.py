@@ -31,7 +31,8 @@ from typing import Any
 from coderefine.bench.results import TaskRecord, record_from_result
 from coderefine.bench.suite import REFERENCE, BenchTask
 from coderefine.errors import BenchStateError, CoderefineError, ExitCode
-from coderefine.refine.run import RunOptions, execute, prepare_result
+from coderefine.records import INSUFFICIENT_TESTS
+from coderefine.refine.run import RunOptions, execute, unstarted
 from coderefine.refine.tasks import load_task
 from coderefine.settings import Settings
 
@@ -87,8 +88,6 @@ def run_task(job: TaskJob) -> TaskRecord:
     """One task's refinement run in a private copy of its folder; the suite itself is only read."""
     started, cpu_before = time.perf_counter(), _cpu_seconds()
     bench_task = job.bench_task
-    result = prepare_result(job.task, str(bench_task.target))
-    error: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-") as scratch:
         workspace = Path(scratch) / bench_task.id
         # The reference is the oracle's answer, not part of the project the model or the tests see.
@@ -100,6 +99,9 @@ def run_task(job: TaskJob) -> TaskRecord:
                 if bench_task.reference is None:
                     raise BenchTaskError(f"{bench_task.folder}: no {REFERENCE}, so the oracle has nothing to offer")
                 script = oracle_script(bench_task.reference, Path(scratch) / "oracle.json")
+        except CoderefineError as exc:
+            result = unstarted(job.task, str(bench_task.target), exc)
+        else:
             options = RunOptions(
                 task=job.task,
                 file=workspace / "solution.py",
@@ -109,13 +111,12 @@ def run_task(job: TaskJob) -> TaskRecord:
                 pass_env=job.pass_env,
                 timing_lock=job.timing_lock,
             )
-            execute(options, result)
-        except CoderefineError as exc:
-            error = {"code": int(exc.exit_code), "kind": exc.exit_code.name.lower(), "message": exc.message}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # a bug in one task's run must not end the whole bench
-            error = {"code": int(ExitCode.INTERNAL), "kind": "internal", "message": f"{type(exc).__name__}: {exc}"}
+            result = execute(options)
+    if result.interrupted:
+        raise KeyboardInterrupt  # the bench stops; the tasks finished so far are saved
+    error = None
+    if result.error is not None and result.error.kind != INSUFFICIENT_TESTS:
+        error = {"code": result.error.code, "kind": result.error.kind, "message": result.error.message}
     # The sandbox runs' CPU time as their runners measured it, unless the host saw it already (a plain
     # subprocess is this process's child; bubblewrap's PID namespace and Docker's exec hide it).
     sandbox_cpu = 0.0

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from coderefine import __version__
-from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, InsufficientTests, UsageError
+from coderefine.errors import CoderefineError, ExitCode, InputFileNotFound, UsageError
 from coderefine.github import MAX_COMMENTS
 from coderefine.records import INSUFFICIENT_TESTS
 from coderefine.sandboxes.images import BUILD_TAG
@@ -24,7 +24,7 @@ from coderefine.writeback import write_text_atomically
 # The refinement machinery (libcst, the providers, the sandboxes) is imported inside the commands that
 # use it: `coderefine check` runs as a pre-commit hook on every commit and must start in a blink.
 if TYPE_CHECKING:
-    from coderefine.records import Result
+    from coderefine.records import Result, RunError
     from coderefine.refine.run import RunOptions
 
 app = typer.Typer(
@@ -299,56 +299,39 @@ def _run_and_report(
     sarif: Path | None = None,
 ) -> None:
     """Run, render, write the reports (also on failure) and exit with the documented code."""
-    result, error, interrupted = _run_once(task, file, make_options, quiet, debug)
+    result = _run_once(task, file, make_options, quiet, debug)
     if report is not None:
-        _write_report(report, result, error, interrupted)
+        _write_report(report, result)
     if sarif is not None:
-        _write_sarif(sarif, [(result, error)], task)
-    if interrupted:
+        _write_sarif(sarif, [result], task)
+    if result.interrupted:
         stderr.print("interrupted: nothing was written")
         raise typer.Exit(ExitCode.INTERRUPTED)
-    if error is not None:
-        stderr.print(f"error: {error.message}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(int(error.exit_code))
+    if result.error is not None:
+        stderr.print(f"error: {result.error.message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(result.error.code)
 
 
-def _run_once(
-    task: str, file: str, make_options: Callable[[], RunOptions], quiet: bool, debug: bool
-) -> tuple[Result, CoderefineError | None, bool]:
-    """One run, rendered; returns the result, the error that ended it (if any) and whether Ctrl-C did."""
-    from coderefine.refine.run import execute, prepare_result
+def _run_once(task: str, file: str, make_options: Callable[[], RunOptions], quiet: bool, debug: bool) -> Result:
+    """One run, rendered: the whole result when it ran to its end, what it verified when it did not."""
+    from coderefine.refine.run import execute, unstarted
     from coderefine.reports.console import ConsoleView, render_result
 
     view = ConsoleView(stdout, quiet=quiet)
-    result = prepare_result(task, file)
-    error: CoderefineError | None = None
-    interrupted = False
     try:
-        execute(make_options(), result, view)
-    except CoderefineError as exc:
-        error = exc
-    except KeyboardInterrupt:
-        interrupted = True
-    except Exception as exc:  # a bug: one line for the user, the traceback only on request
-        if debug:
-            traceback.print_exc()
-        error = CoderefineError(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
+        result = execute(make_options(), view)
+    except CoderefineError as exc:  # the options themselves are wrong (a flag, pyproject.toml, a trace)
+        result = unstarted(task, file, exc)
     finally:
         view.close()
-
-    if error is None and not interrupted:
+    if result.error is None or result.status == INSUFFICIENT_TESTS:
         render_result(stdout, result)
-        if result.status == INSUFFICIENT_TESTS:
-            # Not a failure of the run, but nothing was judged: pre-commit and CI must be able to tell.
-            error = InsufficientTests(
-                f"{result.stop_reason}; add tests, or pass --allow-insufficient-tests to judge candidates anyway"
-            )
     else:
-        if interrupted:
-            result.stop_reason = "interrupted"
+        if debug and result.error.traceback:
+            stderr.print(result.error.traceback, markup=False, highlight=False, end="")
         if result.iterations:  # what was verified before the failure is shown, not lost
             render_result(stdout, result, show_diff=False)
-    return result, error, interrupted
+    return result
 
 
 def refine_files_command(
@@ -367,8 +350,8 @@ def refine_files_command(
         stderr.print(f"error: --task must be readability or optimize, not {task!r}", markup=False, highlight=False)
         raise typer.Exit(int(ExitCode.USAGE))
     flags = {name: value for name, value in options.items() if name in SPEC_BY_NAME}
-    runs: list[tuple[Result, CoderefineError | None]] = []
-    first_error: CoderefineError | None = None
+    runs: list[Result] = []
+    first_error: RunError | None = None
     for file in files:
 
         def make_options(file: Path = file) -> RunOptions:
@@ -384,18 +367,18 @@ def refine_files_command(
             )
 
         stdout.print(f"== {file}", markup=False, highlight=False)
-        result, error, interrupted = _run_once(task, str(file), make_options, options["quiet"], options["debug"])
-        runs.append((result, error))
-        if interrupted:
+        result = _run_once(task, str(file), make_options, options["quiet"], options["debug"])
+        runs.append(result)
+        if result.interrupted:
             stderr.print("interrupted: nothing more was written")
             raise typer.Exit(ExitCode.INTERRUPTED)
-        if error is not None:
-            stderr.print(f"error: {error.message}", markup=False, highlight=False, soft_wrap=True)
-            first_error = first_error or error
+        if result.error is not None:
+            stderr.print(f"error: {result.error.message}", markup=False, highlight=False, soft_wrap=True)
+            first_error = first_error or result.error
     if options["sarif"] is not None:
         _write_sarif(options["sarif"], runs, "refine")
     if first_error is not None:
-        raise typer.Exit(int(first_error.exit_code))
+        raise typer.Exit(first_error.code)
 
 
 # `refine` takes the refine commands' options, less those that name one file's run (--function, --report,
@@ -414,10 +397,10 @@ refine_files_command.__signature__ = inspect.Signature(  # type: ignore[attr-def
 app.command("refine")(refine_files_command)
 
 
-def _write_sarif(path: Path, runs: list[tuple[Result, CoderefineError | None]], category: str) -> None:
+def _write_sarif(path: Path, runs: list[Result], category: str) -> None:
     from coderefine.reports.sarif import refine_log, render_sarif, repository_root
 
-    start = Path(runs[0][0].file) if runs else Path.cwd()
+    start = Path(runs[0].file) if runs else Path.cwd()
     try:
         write_text_atomically(path, render_sarif(refine_log(runs, repository_root(start), category)))
     except OSError as exc:
@@ -750,23 +733,11 @@ bench_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
 app.command("bench")(bench_command)
 
 
-def _write_report(path: Path, result: Result, error: CoderefineError | None, interrupted: bool) -> None:
+def _write_report(path: Path, result: Result) -> None:
     from coderefine.reports.json_report import render_json
 
-    details = None
-    if error is not None:
-        if not isinstance(error, InsufficientTests):
-            result.status = "failed"
-        details = {
-            "code": int(error.exit_code),
-            "kind": error.exit_code.name.lower(),
-            "message": error.message,
-        }
-    elif interrupted:
-        result.status = "failed"
-        details = {"code": int(ExitCode.INTERRUPTED), "kind": "interrupted", "message": "interrupted"}
     try:
-        write_text_atomically(path, render_json(result, details))
+        write_text_atomically(path, render_json(result))
     except OSError as exc:
         stderr.print(f"error: cannot write the report to {path}: {exc.strerror}", markup=False, soft_wrap=True)
         raise typer.Exit(int(ExitCode.WRITE_CONFLICT)) from None

@@ -29,13 +29,13 @@ from coderefine.evaluation.workspace import copy_project, write_module
 from coderefine.quality.metrics import code_metrics
 from coderefine.quality.readability import readability_score
 from coderefine.records import (
+    BaselineFacts,
     BehaviorReport,
     Candidate,
     Evaluation,
     GeneratedInputs,
     HotSpot,
     Mismatch,
-    Sufficiency,
     TargetEvidence,
     TestFailure,
     TestReport,
@@ -101,19 +101,6 @@ ALWAYS_PINNED = (
     f"PYTHONHASHSEED={HASH_SEED} (str/bytes hashes, set and dict-of-str iteration order)",
     "random reseeded before each test",
 )
-
-
-@dataclass
-class BaselineFacts:
-    evaluation: Evaluation
-    calls_recorded: int
-    loops: int | None
-    workload_seconds: float | None
-    evidence: tuple[TargetEvidence, ...] = ()
-    sufficiency: Sufficiency | None = None
-    pinned: tuple[str, ...] = ()
-    not_pinned: tuple[str, ...] = ()
-    generated: GeneratedInputs | None = None
 
 
 @contextmanager

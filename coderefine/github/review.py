@@ -22,6 +22,7 @@ from coderefine.errors import (
     InputNotUtf8,
     InputSyntaxError,
     NoTestsFound,
+    RunFailed,
     UnknownFunction,
 )
 from coderefine.github import MAX_COMMENTS
@@ -31,8 +32,9 @@ from coderefine.github.diff import Definition, FilePatch, changed_definitions, p
 from coderefine.github.suggestions import LineChange, line_change, suggestion_block
 from coderefine.providers.registry import choose_provider
 from coderefine.quality.check import CheckThresholds, check_source, sorted_findings
+from coderefine.records import INSUFFICIENT_TESTS
 from coderefine.refine.loop import LoopObserver
-from coderefine.refine.run import RunOptions, execute, prepare_result
+from coderefine.refine.run import RunOptions, execute
 from coderefine.reports.console import unified_diff
 from coderefine.reports.markdown import (
     SUMMARY_MARKER,
@@ -47,14 +49,17 @@ from coderefine.source import read_source
 SUMMARY_BUDGET = 60000  # characters of diffs in the summary: GitHub's limit for a comment is 65536
 # Problems of one file (or its tests) end the review of that file only; anything else (the model, the
 # sandbox, the settings) would fail every function the same way, so it ends the review.
-_FILE_ERRORS = (
-    InputFileNotFound,
-    InputIsDirectory,
-    InputNotUtf8,
-    InputSyntaxError,
-    NoTestsFound,
-    BaselineFails,
-    UnknownFunction,
+_FILE_ERRORS = frozenset(
+    error.exit_code
+    for error in (
+        InputFileNotFound,
+        InputIsDirectory,
+        InputNotUtf8,
+        InputSyntaxError,
+        NoTestsFound,
+        BaselineFails,
+        UnknownFunction,
+    )
 )
 
 
@@ -135,7 +140,6 @@ def _review_function(
     context: ActionsContext, patch: FilePatch, definition: Definition, options: ReviewOptions, view: LoopObserver
 ) -> FunctionOutcome:
     source_path = context.workspace / patch.path
-    result = prepare_result(options.task, str(source_path))
     run_options = RunOptions(
         task=options.task,
         file=source_path,
@@ -145,7 +149,11 @@ def _review_function(
         script=options.script,
         pass_env=options.pass_env,
     )
-    execute(run_options, result, view)
+    result = execute(run_options, view)
+    if result.interrupted:
+        raise KeyboardInterrupt  # the review stops; what was posted stays
+    if result.error is not None and result.error.kind != INSUFFICIENT_TESTS:
+        raise RunFailed(result.error)
     best = result.best
     if best is None or best.candidate is None:
         return FunctionOutcome(patch.path, definition.name, "no improvement", result.stop_reason)
@@ -195,11 +203,11 @@ def _collect(
             view.note(f"review: {patch.path} {definition.name}")
             try:
                 outcome.functions.append(_review_function(context, patch, definition, options, view))
-            except _FILE_ERRORS as exc:
-                file_error = exc.message
-                outcome.functions.append(FunctionOutcome(patch.path, definition.name, "failed", exc.message))
             except CoderefineError as exc:
-                outcome.error = exc
+                if exc.exit_code in _FILE_ERRORS:
+                    file_error = exc.message
+                else:
+                    outcome.error = exc
                 outcome.functions.append(FunctionOutcome(patch.path, definition.name, "failed", exc.message))
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.helpers
 
-from coderefine.providers.offline.rewrites.cst_tools import is_docstring, parses
+from coderefine.cst_nodes import is_docstring, parses
 from coderefine.records import Candidate
 
 _FENCE = re.compile(

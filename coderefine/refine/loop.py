@@ -22,7 +22,7 @@ from typing import Protocol
 
 from coderefine.evaluation.evaluator import Evaluator
 from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
-from coderefine.records import INSUFFICIENT_TESTS, Baseline, Candidate, Iteration, Result, Role, Usage, Verdict
+from coderefine.records import INSUFFICIENT_TESTS, Baseline, Candidate, Iteration, Role, Usage, Verdict
 from coderefine.refine.candidate import CandidateRejected, build_candidate, original_candidate
 from coderefine.refine.context import ModelReply, ModelRequest, RunContext
 from coderefine.refine.prompts import build_prompt
@@ -37,6 +37,19 @@ class LoopSettings:
     max_calls: int | None = None
     max_tokens: int | None = None  # prompt + answer tokens over the run
     context_tokens: int | None = None  # prompt budget: older history is left out beyond it
+
+
+@dataclass(frozen=True)
+class LoopOutcome:
+    """The loop's part of a run's Result."""
+
+    baseline: Baseline | None
+    iterations: tuple[Iteration, ...]
+    best: Iteration | None
+    status: str
+    stop_reason: str
+    usage: Usage
+    warnings: tuple[str, ...]
 
 
 class LoopObserver(Protocol):
@@ -95,51 +108,59 @@ class RefinementLoop:
         self.observer = observer or _Silent()
         self.usage = Usage()
         self.stop_reason: str | None = None
+        self.blocked = False  # the sufficiency gate stopped the run after the baseline
+        self.warnings: list[str] = []
         self.original = original_candidate(context.original_code)
         self.seen: dict[str, int] = {}  # normalised AST -> the iteration that had it
 
     # ----------------------------------------------------------------- run
 
-    def run(self, result: Result) -> Result:
-        """Fill in `result` as the run goes, so an interrupted run still reports what it verified."""
-        result.usage = self.usage
+    def run(self) -> LoopOutcome:
+        """Baseline, then generate / evaluate / feedback / refine until a stop rule holds.
+
+        The state lives on the loop as it goes, so that `outcome()` still tells what was verified when an
+        error or Ctrl-C ends the run early."""
         self.observer.step_started("baseline: running the original's tests and recording calls")
         facts = self.evaluator.baseline(self.context.original_code)
-        baseline = Baseline(
-            evaluation=facts.evaluation,
-            score=self.scorer.baseline_score(facts.evaluation, self.context.original_code),
-            calls_recorded=facts.calls_recorded,
-            loops=facts.loops,
-            workload_seconds=facts.workload_seconds,
-            evidence=facts.evidence,
-            sufficiency=facts.sufficiency,
-            pinned=facts.pinned,
-            not_pinned=facts.not_pinned,
-            generated=facts.generated,
-        )
+        baseline = Baseline.scored(facts, self.scorer.baseline_score(facts.evaluation, self.context.original_code))
         self.context.baseline = baseline
-        result.baseline = baseline
         self.observer.baseline_done(baseline)
         gate = baseline.sufficiency
         if gate is not None and gate.blocks:
             # Nothing a candidate does could be told apart well enough: no model call is worth making.
-            result.stop_reason = gate.reason
-            result.status = INSUFFICIENT_TESTS
-            return result
+            self.stop_reason = gate.reason
+            self.blocked = True
+            return self.outcome()
         if gate is not None and gate.applies and not gate.sufficient:
-            result.warnings.append(f"{gate.reason}; candidates judged anyway (--allow-insufficient-tests)")
+            self.warnings.append(f"{gate.reason}; candidates judged anyway (--allow-insufficient-tests)")
         try:
-            self._iterate(result)
+            self._iterate()
         except KeyboardInterrupt:
             self.stop_reason = "interrupted"
             raise
-        finally:
-            result.stop_reason = self.stop_reason or "max iterations reached"
-            result.best = self.context.best
-            result.status = "improved" if self.context.best is not None else "unchanged"
-        return result
+        return self.outcome()
 
-    def _iterate(self, result: Result) -> None:
+    def outcome(self) -> LoopOutcome:
+        """What the loop has established so far (all of it once `run` has returned)."""
+        context = self.context
+        if context.baseline is None:
+            status = "failed"
+        elif self.blocked:
+            status = INSUFFICIENT_TESTS
+        else:
+            status = "improved" if context.best is not None else "unchanged"
+        return LoopOutcome(
+            baseline=context.baseline,
+            iterations=tuple(context.history),
+            best=context.best,
+            status=status,
+            stop_reason=self.stop_reason or ("max iterations reached" if context.baseline is not None else ""),
+            usage=self.usage,
+            warnings=tuple(self.warnings),
+        )
+
+    def _iterate(self) -> None:
+        history = self.context.history  # the one history: prompts, the best and the outcome all read it
         stale_rounds = 0
         for index in range(self.settings.max_iterations):
             role = Role.GENERATE if index == 0 else Role.REFINE
@@ -148,8 +169,7 @@ class RefinementLoop:
                 return
             best_before = self.context.best
             iteration = self._make_iteration(index, role, reply)
-            self.context.history.append(iteration)
-            result.iterations.append(iteration)
+            history.append(iteration)
             self._update_best(iteration)
             self.observer.iteration_done(iteration, self.context.best)
 
@@ -168,8 +188,7 @@ class RefinementLoop:
             if feedback is None:
                 return
             iteration = replace(iteration, feedback=feedback.content)
-            self.context.history[-1] = iteration
-            result.iterations[-1] = iteration
+            history[-1] = iteration
             if self.context.best is not None and self.context.best.index == iteration.index:
                 self.context.best = iteration
             if feedback_says_stop(feedback.content):

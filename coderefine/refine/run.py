@@ -6,16 +6,17 @@ bad input fails in well under a second with one line, before any sandbox starts.
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine.errors import UsageError
+from coderefine.errors import CoderefineError, ExitCode, UsageError
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
 from coderefine.evaluation.project import resolve_project
 from coderefine.evaluation.workload import parse_bench
 from coderefine.providers.base import Provider
 from coderefine.providers.registry import choose_provider, make_provider
-from coderefine.records import Result
+from coderefine.records import INSUFFICIENT_TESTS, Result, RunError, Usage
 from coderefine.refine.context import RunContext
 from coderefine.refine.loop import LoopObserver, LoopSettings, RefinementLoop
 from coderefine.refine.tasks import load_task, scorer_for
@@ -55,7 +56,26 @@ def _check_pass_env(options: RunOptions) -> None:
             raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
 
 
-def prepare_result(task: str, file: str) -> Result:
+def execute(options: RunOptions, observer: LoopObserver | None = None) -> Result:
+    """One run, from options to the Result it builds once, when it ends.
+
+    Whatever ends a run early (bad input, the model or the sandbox failing, Ctrl-C, a bug) does not
+    escape: the Result says so in `error`, with the exit code, and keeps everything verified before."""
+    run = _Run(options)
+    try:
+        run.go(observer)
+    except CoderefineError as exc:
+        return run.result(exc.record())
+    except KeyboardInterrupt:
+        return run.result(RunError(int(ExitCode.INTERRUPTED), "interrupted", "interrupted"))
+    except Exception as exc:  # a bug: one line for the user; the traceback is kept for --debug
+        message = f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
+        return run.result(RunError(int(ExitCode.INTERNAL), "internal", message, traceback.format_exc()))
+    return run.result(None)
+
+
+def unstarted(task: str, file: str, error: CoderefineError) -> Result:
+    """The Result of a run whose options could not even be read (a bad flag, pyproject.toml or trace)."""
     return Result(
         task=task,
         file=file,
@@ -64,112 +84,157 @@ def prepare_result(task: str, file: str) -> Result:
         original_code="",
         baseline=None,
         best=None,
+        error=error.record(),
     )
 
 
-def execute(options: RunOptions, result: Result, observer: LoopObserver | None = None) -> Result:
-    """Run the loop, filling `result` in as it goes (the caller reports it even if this raises)."""
-    _check_pass_env(options)
-    settings = options.settings
-    task = load_task(options.task)
-    source = read_source(options.file)
-    result.original_code = source.text
-    if options.expected_sha256 is not None and options.expected_sha256 != source.raw_sha256:
-        result.warnings.append(f"{options.file} changed since the trace was made; the replay may take another path")
-    targets = resolve_targets(source.text, options.function, options.file)
-    choice = choose_provider(settings, options.script)
-    model_provider = make_provider(choice.name, settings, options.script)
-    provider: Provider = model_provider
-    result.provider, result.provider_reason = provider.name, choice.reason
-    result.model = getattr(provider, "description", None)
-    project = resolve_project(source.path, options.tests, options.root)
-    bench = parse_bench(options.bench, project.root) if options.bench else None
-    if bench is not None and not task.measure_speed:
-        raise UsageError(f"--bench times a workload; the {task.name} task measures no speed")
-    sandbox = make_sandbox(settings["sandbox"], settings["image"])
-    result.sandbox, result.sandbox_reason = sandbox.name, sandbox.reason or f"set by {settings.source('sandbox')}"
-    if sandbox.warning:
-        result.warnings.append(sandbox.warning)
-    if observer is not None:
-        model = f" ({result.model})" if result.model else ""
-        observer.note(f"provider: {provider.name}{model} - {choice.reason}")
-        observer.note(f"sandbox: {sandbox.name} - {result.sandbox_reason}")
-        if bench is not None:
-            observer.note(f"timing workload: {', '.join(bench.functions)} from {bench.file.as_posix()} (--bench)")
-    preflight = getattr(provider, "check", None)
-    if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
-        preflight()
-    if options.trace is not None:
-        provider = TracingProvider(provider, options.trace)
-        write_run_record(options.trace, options, project.root, source.raw_sha256)
+class _Run:
+    """The parts of one run as they are put together; `result()` turns whatever was reached into a Result."""
 
-    whole_module = options.function is None and is_script(source.text)
-    context = RunContext(
-        task=task.name,
-        file=str(options.file),
-        original_code=source.text,
-        targets=targets,
-        allowed=(targets if options.function is not None else None),
-        whole_module=whole_module,
-        offline_rules=task.offline_rules,
-    )
-    gen_inputs = 0
-    if settings["gen_inputs"]:
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self.original_code = ""
+        self.provider_facts: tuple[str, str, str | None] = ("", "", None)  # name, why, "model M at URL"
+        self.sandbox_facts = ("", "")  # name, why
+        self.warnings: list[str] = []
+        self.provider_warnings: tuple[str, ...] = ()  # what the model provider noticed while it served
+        self.loop: RefinementLoop | None = None
+        self.written = False
+
+    def result(self, error: RunError | None) -> Result:
+        options = self.options
+        outcome = self.loop.outcome() if self.loop is not None else None
+        stop_reason = outcome.stop_reason if outcome is not None else ""
+        if error is not None and error.kind == "interrupted":
+            stop_reason = "interrupted"
+        if outcome is not None and outcome.status == INSUFFICIENT_TESTS and error is None:
+            # Not a failure of the run, but nothing was judged: pre-commit and CI must be able to tell.
+            message = f"{stop_reason}; add tests, or pass --allow-insufficient-tests to judge candidates anyway"
+            error = RunError(int(ExitCode.INSUFFICIENT_TESTS), INSUFFICIENT_TESTS, message)
+        provider, provider_reason, model = self.provider_facts
+        return Result(
+            task=options.task,
+            file=str(options.file),
+            status=outcome.status if outcome is not None else "failed",
+            stop_reason=stop_reason,
+            original_code=self.original_code,
+            baseline=outcome.baseline if outcome is not None else None,
+            best=outcome.best if outcome is not None else None,
+            iterations=outcome.iterations if outcome is not None else (),
+            usage=outcome.usage if outcome is not None else Usage(),
+            warnings=(*self.warnings, *(outcome.warnings if outcome is not None else ()), *self.provider_warnings),
+            provider=provider,
+            provider_reason=provider_reason,
+            model=model,
+            sandbox=self.sandbox_facts[0],
+            sandbox_reason=self.sandbox_facts[1],
+            written=self.written,
+            error=error,
+        )
+
+    def go(self, observer: LoopObserver | None) -> None:
+        options = self.options
+        _check_pass_env(options)
+        settings = options.settings
+        task = load_task(options.task)
+        source = read_source(options.file)
+        self.original_code = source.text
+        if options.expected_sha256 is not None and options.expected_sha256 != source.raw_sha256:
+            self.warnings.append(f"{options.file} changed since the trace was made; the replay may take another path")
+        targets = resolve_targets(source.text, options.function, options.file)
+        choice = choose_provider(settings, options.script)
+        model_provider = make_provider(choice.name, settings, options.script)
+        provider: Provider = model_provider
+        model = getattr(provider, "description", None)
+        self.provider_facts = (provider.name, choice.reason, model)
+        project = resolve_project(source.path, options.tests, options.root)
+        bench = parse_bench(options.bench, project.root) if options.bench else None
+        if bench is not None and not task.measure_speed:
+            raise UsageError(f"--bench times a workload; the {task.name} task measures no speed")
+        sandbox = make_sandbox(settings["sandbox"], settings["image"])
+        sandbox_reason = sandbox.reason or f"set by {settings.source('sandbox')}"
+        self.sandbox_facts = (sandbox.name, sandbox_reason)
+        if sandbox.warning:
+            self.warnings.append(sandbox.warning)
+        if observer is not None:
+            observer.note(f"provider: {provider.name}{f' ({model})' if model else ''} - {choice.reason}")
+            observer.note(f"sandbox: {sandbox.name} - {sandbox_reason}")
+            if bench is not None:
+                observer.note(f"timing workload: {', '.join(bench.functions)} from {bench.file.as_posix()} (--bench)")
+        preflight = getattr(provider, "check", None)
+        if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
+            preflight()
+        if options.trace is not None:
+            provider = TracingProvider(provider, options.trace)
+            write_run_record(options.trace, options, project.root, source.raw_sha256)
+
+        whole_module = options.function is None and is_script(source.text)
+        context = RunContext(
+            task=task.name,
+            file=str(options.file),
+            original_code=source.text,
+            targets=targets,
+            allowed=(targets if options.function is not None else None),
+            whole_module=whole_module,
+            offline_rules=task.offline_rules,
+        )
+        gen_inputs = 0
+        if settings["gen_inputs"]:
+            try:
+                import hypothesis  # noqa: F401  (only asked whether it is there: the sandbox uses it)
+            except ImportError:
+                raise UsageError("--gen-inputs needs hypothesis: pip install 'coderefine[gen]'") from None
+            if is_script(source.text):
+                self.warnings.append("--gen-inputs: not for a script (importing it runs it); the tests alone judge it")
+            else:
+                gen_inputs = GENERATED_PER_TARGET
+        unknown = [name for name in settings["unordered"] if name not in targets]
+        if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
+            self.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
+        evaluation_settings = EvaluationSettings(
+            measure_speed=task.measure_speed,
+            test_timeout=settings["timeout"],
+            memory_mb=settings["memory_mb"],
+            timing_pairs=settings["timing_pairs"],
+            min_speedup=settings["min_speedup"],
+            rel_tol=settings["rel_tol"],
+            abs_tol=settings["abs_tol"],
+            unordered=tuple(name for name in settings["unordered"] if name in targets),
+            min_calls=settings["min_calls"],
+            min_coverage=settings["min_coverage"],
+            allow_insufficient_tests=settings["allow_insufficient_tests"],
+            script=runs_as_program(source.text),
+            gen_inputs=gen_inputs,
+            pass_env=options.pass_env,
+            keep_workspaces=options.keep_workspaces,
+            bench=bench,
+            timing_lock=options.timing_lock,
+        )
+        evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
+        loop = RefinementLoop(
+            task,
+            scorer_for(task),
+            provider,
+            evaluator,
+            context,
+            LoopSettings(
+                max_iterations=settings["max_iterations"] or task.max_iterations,
+                patience=settings["patience"] or task.patience,
+                min_improvement=task.min_improvement,
+                max_calls=settings["max_calls"],
+                max_tokens=settings["max_tokens"],
+                context_tokens=settings["context_tokens"],
+            ),
+            observer,
+        )
+        self.loop = loop
         try:
-            import hypothesis  # noqa: F401  (only asked whether it is there: the sandbox uses it)
-        except ImportError:
-            raise UsageError("--gen-inputs needs hypothesis: pip install 'coderefine[gen]'") from None
-        if is_script(source.text):
-            result.warnings.append("--gen-inputs: not for a script (importing it runs it); the tests alone judge it")
-        else:
-            gen_inputs = GENERATED_PER_TARGET
-    unknown = [name for name in settings["unordered"] if name not in targets]
-    if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
-        result.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
-    evaluation_settings = EvaluationSettings(
-        measure_speed=task.measure_speed,
-        test_timeout=settings["timeout"],
-        memory_mb=settings["memory_mb"],
-        timing_pairs=settings["timing_pairs"],
-        min_speedup=settings["min_speedup"],
-        rel_tol=settings["rel_tol"],
-        abs_tol=settings["abs_tol"],
-        unordered=tuple(name for name in settings["unordered"] if name in targets),
-        min_calls=settings["min_calls"],
-        min_coverage=settings["min_coverage"],
-        allow_insufficient_tests=settings["allow_insufficient_tests"],
-        script=runs_as_program(source.text),
-        gen_inputs=gen_inputs,
-        pass_env=options.pass_env,
-        keep_workspaces=options.keep_workspaces,
-        bench=bench,
-        timing_lock=options.timing_lock,
-    )
-    evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
-    loop = RefinementLoop(
-        task,
-        scorer_for(task),
-        provider,
-        evaluator,
-        context,
-        LoopSettings(
-            max_iterations=settings["max_iterations"] or task.max_iterations,
-            patience=settings["patience"] or task.patience,
-            min_improvement=task.min_improvement,
-            max_calls=settings["max_calls"],
-            max_tokens=settings["max_tokens"],
-            context_tokens=settings["context_tokens"],
-        ),
-        observer,
-    )
-    try:
-        loop.run(result)
-    finally:
-        evaluator.close()
-        result.warnings.extend(getattr(model_provider, "warnings", ()))
-    best = result.best
-    if options.write and best is not None and best.candidate is not None:
-        data = best.candidate.code.encode("utf-8")
-        write_atomically(source.path, (b"\xef\xbb\xbf" + data) if source.has_bom else data, source.raw_sha256)
-        result.written = True
-    return result
+            loop.run()
+        finally:
+            evaluator.close()
+            self.provider_warnings = tuple(getattr(model_provider, "warnings", ()))
+        best = loop.outcome().best
+        if options.write and best is not None and best.candidate is not None:
+            data = best.candidate.code.encode("utf-8")
+            write_atomically(source.path, (b"\xef\xbb\xbf" + data) if source.has_bom else data, source.raw_sha256)
+            self.written = True

@@ -112,7 +112,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
     }
 
 
-def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str, Any]:
+def report_dict(result: Result) -> dict[str, Any]:
     baseline = None
     if result.baseline is not None:
         evaluation = result.baseline.evaluation
@@ -160,7 +160,7 @@ def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str
         "coderefine": __version__,
         "task": result.task,
         "file": result.file,
-        "status": result.status,
+        "status": result.final_status,
         "stop_reason": result.stop_reason,
         "baseline": baseline,
         "best": best,
@@ -181,9 +181,14 @@ def report_dict(result: Result, error: dict[str, Any] | None = None) -> dict[str
         "sandbox_reason": result.sandbox_reason,
         "warnings": result.warnings,
         "written": result.written,
-        "error": error,
+        "error": _error(result),
     }
 
 
-def render_json(result: Result, error: dict[str, Any] | None = None) -> str:
-    return json.dumps(report_dict(result, error), indent=2, allow_nan=False, default=str) + "\n"
+def _error(result: Result) -> dict[str, Any] | None:
+    error = result.error
+    return None if error is None else {"code": error.code, "kind": error.kind, "message": error.message}
+
+
+def render_json(result: Result) -> str:
+    return json.dumps(report_dict(result), indent=2, allow_nan=False, default=str) + "\n"

@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from coderefine import __version__
+from coderefine.errors import CoderefineError
 from coderefine.quality.check import RULES, CheckOutcome, Finding, Rule
+from coderefine.records import RunError
 from coderefine.reports.evidence import verification_evidence
 
 if TYPE_CHECKING:
-    from coderefine.errors import CoderefineError
     from coderefine.records import Result
 
 SARIF_VERSION = "2.1.0"
@@ -153,11 +154,13 @@ def _driver(rules: Sequence[Rule], level: str) -> dict[str, Any]:
     return driver
 
 
-def _notification(error: CoderefineError, path: str | None, root: Path) -> dict[str, Any]:
+def _notification(error: CoderefineError | RunError, path: str | None, root: Path) -> dict[str, Any]:
+    if isinstance(error, CoderefineError):
+        error = error.record()
     notification: dict[str, Any] = {
         "level": "error",
         "message": {"text": error.message},
-        "properties": {"exitCode": int(error.exit_code), "kind": error.exit_code.name.lower()},
+        "properties": {"exitCode": error.code, "kind": error.kind},
     }
     if path is not None:
         notification["locations"] = [{"physicalLocation": {"artifactLocation": artifact_location(path, root)}}]
@@ -306,20 +309,18 @@ def _improvement_result(result: Result, rule_index: int, root: Path) -> dict[str
     return sarif_result
 
 
-def refine_log(
-    runs: Sequence[tuple[Result, CoderefineError | None]], root: Path, category: str = "refine"
-) -> dict[str, Any]:
-    """The SARIF log of one or more refinement runs (each a Result and the error that ended it, if any)."""
+def refine_log(runs: Sequence[Result], root: Path, category: str = "refine") -> dict[str, Any]:
+    """The SARIF log of one or more refinement runs (an error that ended one becomes a notification)."""
     rules = list(IMPROVEMENT_RULES.values())
     index = {rule.id: position for position, rule in enumerate(rules)}
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
-    for result, error in runs:
+    for result in runs:
         sarif_result = _improvement_result(result, index[_TASK_RULE.get(result.task, VERIFIED_SPEEDUP)], root)
         if sarif_result is not None:
             results.append(sarif_result)
-        if error is not None:
-            notifications.append(_notification(error, result.file, root))
+        if result.error is not None:
+            notifications.append(_notification(result.error, result.file, root))
     return _log(category, rules, "note", results, notifications, root)
 
 

@@ -34,7 +34,8 @@ import symtable
 
 import libcst as cst
 
-from coderefine.providers.offline.rewrites.cst_tools import FunctionInfo, Session, expr, is_docstring
+from coderefine.cst_nodes import is_docstring
+from coderefine.providers.offline.rewrites.cst_tools import FunctionInfo, Session, expr
 from coderefine.providers.offline.rewrites.facts import PURE_MODULES, ModuleFacts, is_immutable_literal
 
 _IMPURE_BUILTINS = frozenset(

@@ -9,7 +9,6 @@ every function nested in it.
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,17 +17,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ComprehensionScope, MetadataWrapper, Scope, ScopeProvider
 
+from coderefine.cst_nodes import is_docstring
 from coderefine.providers.offline.rewrites.facts import ModuleFacts, fresh_name, module_facts
-
-
-def parses(code: str) -> bool:
-    """True when `code` is a valid Python module."""
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
 
 Replacement = cst.CSTNode | cst.FlattenSentinel[cst.CSTNode] | cst.RemovalSentinel
 
@@ -303,15 +293,6 @@ def _add_imports(module: cst.Module, lines: list[str]) -> cst.Module:
             padding = [cst.EmptyLine() for _ in range(2 - blank)]
             body[index] = follower.with_changes(leading_lines=[*padding, *follower.leading_lines])
     return module.with_changes(body=[*body[:index], *new, *body[index:]])
-
-
-def is_docstring(stmt: cst.BaseStatement) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _is_import_line(stmt: cst.BaseStatement) -> bool:

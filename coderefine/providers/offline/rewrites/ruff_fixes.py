@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ruff.__main__ import find_ruff_bin
 
-from coderefine.providers.offline.rewrites.cst_tools import parses
+from coderefine.cst_nodes import parses
 from coderefine.providers.offline.rewrites.targets import definition_spans, line_starts, span_offsets, split_lines
 
 # coderefine itself needs Python >= 3.10, so the code it rewrites runs on 3.10 or later. Pinning the
