@@ -183,7 +183,7 @@ def evaluate_task(task: Path, args: argparse.Namespace) -> TaskFigures:
         try:
             facts = evaluator.baseline(code)
             figures.calls_recorded = facts.calls_recorded
-            baseline = Baseline(facts.evaluation, 1.0, facts.calls_recorded, facts.loops, facts.workload_seconds)
+            baseline = Baseline.scored(facts, 1.0)
             candidates = [
                 ("null", code, ""),
                 ("comment", comment_edit(code), ""),
