@@ -18,10 +18,11 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coderefine import __version__
 from coderefine.errors import CoderefineError
+from coderefine.quality.check_cache import CheckCache
 from coderefine.quality.findings import (
     COMPLEXITY,
     MAINTAINABILITY,
@@ -34,9 +35,6 @@ from coderefine.quality.findings import (
     Rule,
 )
 from coderefine.source import decode_source, read_bytes, syntax_error
-
-if TYPE_CHECKING:
-    from coderefine.quality.check_cache import CheckCache
 
 # The records live in findings.py; these names stay importable from here for the check's callers.
 __all__ = [
@@ -65,7 +63,7 @@ CHECK_FORMAT = 1
 
 def check_source(path: str, text: str, thresholds: CheckThresholds) -> list[Finding]:
     """The findings for one module's source. Raises ``SyntaxError`` if it does not parse."""
-    # Imported here: radon and the score are only needed when the cache has no answer.
+    # Imported here for start-up speed: radon and the score are only needed when the cache has no answer.
     from coderefine.quality.metrics import analyse
     from coderefine.quality.names import identifier_quality_of_tree
     from coderefine.quality.readability import components_of_analysis
