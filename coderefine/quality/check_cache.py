@@ -16,7 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from coderefine.quality.check import Finding
+from coderefine.quality.findings import Finding
 
 
 def default_check_cache_dir() -> Path:

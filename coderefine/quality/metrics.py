@@ -16,7 +16,7 @@ key                    meaning
 ``halstead_volume``    radon Halstead metrics, module total (``h_visit(source).total``)
 ``halstead_difficulty``
 ``halstead_effort``
-``identifier_quality`` share of well-named bound identifiers, see :mod:`coderefine.quality.readability`
+``identifier_quality`` share of well-named bound identifiers, see :mod:`coderefine.quality.names`
 =====================  ===========================================================================
 
 Blocks are functions, methods and functions nested in them (radon calls the latter closures). Classes
@@ -41,6 +41,9 @@ from typing import NamedTuple
 from radon.metrics import h_visit_ast, mi_compute
 from radon.raw import analyze
 from radon.visitors import Class, ComplexityVisitor, Function
+
+from coderefine.quality.names import identifier_quality_of_tree
+from coderefine.quality.parsing import parse
 
 
 class RawCounts(NamedTuple):
@@ -91,17 +94,6 @@ class Analysis:
         return float(mi_compute(self.halstead_volume, self.total_complexity, self.raw.lloc, percent))
 
 
-def parse(source: str) -> ast.Module:
-    """``ast.parse`` that reports every kind of unparsable source as ``SyntaxError``."""
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        raise
-    except (ValueError, TypeError) as exc:
-        # Python 3.10/3.11 raise ValueError for NUL bytes; callers should only need to catch one type.
-        raise SyntaxError(f"source cannot be parsed: {exc}") from exc
-
-
 def analyse(source: str) -> Analysis:
     """Parse ``source`` once and run radon's visitors on it. Raises ``SyntaxError`` if unparsable."""
     tree = parse(source)
@@ -127,9 +119,6 @@ def analyse(source: str) -> Analysis:
 
 def code_metrics(source: str) -> dict[str, float]:
     """The metrics table described in the module docstring. Raises ``SyntaxError`` if unparsable."""
-    # Imported here because readability builds on this module (a top-level import would be circular).
-    from coderefine.quality.readability import identifier_quality_of_tree
-
     analysis = analyse(source)
     quality, _ = identifier_quality_of_tree(analysis.tree)
     values = {

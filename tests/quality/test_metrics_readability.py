@@ -1,4 +1,4 @@
-"""Tests for coderefine.quality.metrics and coderefine.quality.readability."""
+"""Tests for coderefine.quality.metrics, coderefine.quality.names and coderefine.quality.readability."""
 
 from __future__ import annotations
 
@@ -13,13 +13,9 @@ from radon.metrics import mi_visit
 
 from coderefine.quality import metrics, readability
 from coderefine.quality.metrics import block_complexities, code_metrics
-from coderefine.quality.readability import (
-    complexity_score_for,
-    identifier_quality,
-    is_descriptive,
-    readability_components,
-    readability_score,
-)
+from coderefine.quality.names import identifier_quality, is_descriptive
+from coderefine.quality.parsing import parse
+from coderefine.quality.readability import complexity_score_for, readability_components, readability_score
 from tests.conftest import BENCH, require
 
 # CodeNet p01138 s409826221 (Apache-2.0, via PIE), one of the readability benchmark programs.
@@ -220,7 +216,7 @@ def test_empty_module():
 
 
 @pytest.mark.parametrize("source", ["def broken(:\n    pass\n", "x = (1,\n", "a = 1\x00\n", "  indented = 1\n"])
-@pytest.mark.parametrize("function", [code_metrics, block_complexities, readability_score, identifier_quality])
+@pytest.mark.parametrize("function", [parse, code_metrics, block_complexities, readability_score, identifier_quality])
 def test_unparsable_source_raises_syntax_error(function, source):
     with pytest.raises(SyntaxError):
         function(source)
@@ -274,7 +270,8 @@ def test_metrics_on_modern_syntax():
 def test_score_is_deterministic_across_processes():
     script = (
         "import json, sys\n"
-        "from coderefine.quality.readability import readability_components, identifier_quality\n"
+        "from coderefine.quality.readability import readability_components\n"
+        "from coderefine.quality.names import identifier_quality\n"
         "from coderefine.quality.metrics import code_metrics\n"
         "source = sys.stdin.read()\n"
         "results = [readability_components(source), identifier_quality(source), code_metrics(source)]\n"

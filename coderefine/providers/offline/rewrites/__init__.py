@@ -15,9 +15,9 @@ import ast
 import logging
 from collections.abc import Sequence
 
-from coderefine.providers.offline.rewrites import ruff_fixes
 from coderefine.providers.offline.rewrites.base import TASKS, RewriteResult, Rule
 from coderefine.providers.offline.rewrites.registry import DEFAULT_ORDER, ENTRIES, Entry
+from coderefine.providers.offline.rewrites.ruff_fixes import fixable_codes, may_fix
 from coderefine.providers.offline.rewrites.targets import outside_unchanged
 
 __all__ = ["RewriteResult", "Rule", "all_rules", "applicable_rules", "apply_rules", "rules_for"]
@@ -49,7 +49,7 @@ def apply_rules(source: str, rule_ids: Sequence[str], targets: Sequence[str] | N
     code = source
     applied: list[str] = []
     for entry in entries:
-        if entry.ruff is not None and not ruff_fixes.may_fix(entry.ruff, ruff_fixes.fixable_codes(code, selects)):
+        if entry.ruff is not None and not may_fix(entry.ruff, fixable_codes(code, selects)):
             continue
         new = _apply_one(entry, code, targets)
         if new != code:
@@ -64,12 +64,11 @@ def applicable_rules(source: str, rule_ids: Sequence[str], targets: Sequence[str
     _check_syntax(source)
     targets = None if targets is None else tuple(targets)
     selects = tuple(sorted({e.ruff.select for e in entries if e.ruff is not None}))
-    codes = ruff_fixes.fixable_codes(source, selects)
+    codes = fixable_codes(source, selects)
     return [
         entry.rule.id
         for entry in entries
-        if (entry.ruff is None or ruff_fixes.may_fix(entry.ruff, codes))
-        and _apply_one(entry, source, targets) != source
+        if (entry.ruff is None or may_fix(entry.ruff, codes)) and _apply_one(entry, source, targets) != source
     ]
 
 

@@ -21,13 +21,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from coderefine.providers.offline.rewrites.cst_tools import (
-    FunctionInfo,
-    Session,
-    is_str_literal,
-    names_in,
-    own_nodes,
-)
+from coderefine.providers.offline.rewrites.cst_functions import FunctionInfo, names_in, own_nodes
+from coderefine.providers.offline.rewrites.cst_locals import confined, local_var
+from coderefine.providers.offline.rewrites.cst_patterns import is_str_literal
+from coderefine.providers.offline.rewrites.cst_session import Session
 
 _NEEDS_PARENS = (cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Yield)
 _MAX_WIDTH = 100  # beyond this, the comprehension gets one line per clause
@@ -160,15 +157,15 @@ def _safe(session: Session, func: cst.FunctionDef, loop: cst.For, acc: cst.Name,
             break
         if isinstance(ancestor, (cst.Try, cst.TryStar, cst.With)):
             return False
-    var = session.local(func, acc.value)
+    var = local_var(session, func, acc.value)
     if var is None or var.escapes:
         return False
     loop_names = _target_names(loop.target)
     if loop_names is None:
         return False
     for name in loop_names:
-        target_var = session.local(func, name)
-        if target_var is None or not session.confined(target_var, loop, func):
+        target_var = local_var(session, func, name)
+        if target_var is None or not confined(session, target_var, loop, func):
             return False
     return True
 

@@ -10,13 +10,10 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from coderefine.providers.offline.rewrites.cst_tools import (
-    FunctionInfo,
-    Session,
-    is_str_literal,
-    own_nodes,
-    simple_assignment,
-)
+from coderefine.providers.offline.rewrites.cst_functions import FunctionInfo, own_nodes
+from coderefine.providers.offline.rewrites.cst_locals import local_var
+from coderefine.providers.offline.rewrites.cst_patterns import is_str_literal, simple_assignment
+from coderefine.providers.offline.rewrites.cst_session import Session
 
 # str.join, sum, max, ... consume a generator completely; `map` over a builtin skips resuming a generator
 # frame per item (1.3-2x faster on CPython 3.11). `str` is left out: CPython specialises `str(x)` calls
@@ -54,7 +51,7 @@ def _is_str_join(session: Session, func: cst.FunctionDef, call: cst.Call) -> boo
         return True
     if not isinstance(receiver, cst.Name):
         return False
-    var = session.local(func, receiver.value)  # a local bound once to a string literal
+    var = local_var(session, func, receiver.value)  # a local bound once to a string literal
     if var is None or var.escapes or len(var.bindings) != 1:
         return False
     found = simple_assignment(session, var.bindings[0])

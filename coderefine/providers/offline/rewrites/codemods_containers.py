@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from coderefine.providers.offline.rewrites.cst_tools import (
-    FunctionInfo,
-    LocalVar,
-    Session,
+from coderefine.providers.offline.rewrites.cst_functions import FunctionInfo, own_nodes
+from coderefine.providers.offline.rewrites.cst_locals import LocalVar, in_loop, local_var
+from coderefine.providers.offline.rewrites.cst_patterns import (
     code_of,
     expr,
-    in_loop,
     membership_test,
     method_call,
-    own_nodes,
     simple_assignment,
 )
+from coderefine.providers.offline.rewrites.cst_session import Session
 from coderefine.providers.offline.rewrites.uses import (
     index_load,
     index_store,
@@ -48,7 +46,7 @@ def _list_names(
         seen.add(target.value)
         if not _makes_list(session, node.value, empty_only=empty_only):
             continue
-        var = session.local(func, target.value)
+        var = local_var(session, func, target.value)
         if var is None or var.escapes or var.bindings != [target] or simple_assignment(session, target) is None:
             continue
         found.append((var, node))
@@ -106,7 +104,7 @@ def find_iadd_append(session: Session, func: cst.FunctionDef, info: FunctionInfo
 
 def _always_list(session: Session, func: cst.FunctionDef, name: str) -> bool:
     """Every binding of `name` in `func` makes it a list, so `+= [x]` is `list.extend`."""
-    var = session.local(func, name)
+    var = local_var(session, func, name)
     if var is None or var.escapes:
         return False
     for binding in var.bindings:
@@ -204,7 +202,7 @@ def find_membership_in_loop(session: Session, func: cst.FunctionDef, info: Funct
     for param in [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]:
         if param.name.value not in wanted or not _sequence_annotation(param):
             continue
-        var = session.local(func, param.name.value)
+        var = local_var(session, func, param.name.value)
         if var is not None and not var.escapes and var.bindings == [param]:
             candidates.append((var, 0))
     for var, earliest in candidates:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from coderefine.providers.offline.rewrites.cst_tools import FunctionInfo, Session, code_of, expr, own_nodes
+from coderefine.providers.offline.rewrites.cst_functions import FunctionInfo, own_nodes
+from coderefine.providers.offline.rewrites.cst_locals import confined, local_var
+from coderefine.providers.offline.rewrites.cst_patterns import code_of, expr
+from coderefine.providers.offline.rewrites.cst_session import Session
 
 _EXITS = (cst.Return, cst.Break, cst.Raise)
 _CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString)
@@ -63,8 +66,8 @@ def _trial_division_bound(session: Session, func: cst.FunctionDef, loop: cst.For
     statements = _small_statements(test.body)
     if statements is None or not _flag_or_exit(statements, loop.target.value, _bound_names(stop)):
         return None
-    var = session.local(func, loop.target.value)
-    if var is None or not session.confined(var, loop, func):
+    var = local_var(session, func, loop.target.value)
+    if var is None or not confined(session, var, loop, func):
         return None  # the loop variable is read after the loop, where its last value would differ
     return stop
 

@@ -35,7 +35,9 @@ import symtable
 import libcst as cst
 
 from coderefine.cst_nodes import is_docstring
-from coderefine.providers.offline.rewrites.cst_tools import FunctionInfo, Session, expr
+from coderefine.providers.offline.rewrites.cst_functions import FunctionInfo
+from coderefine.providers.offline.rewrites.cst_patterns import expr
+from coderefine.providers.offline.rewrites.cst_session import Session
 from coderefine.providers.offline.rewrites.facts import PURE_MODULES, ModuleFacts, is_immutable_literal
 
 _IMPURE_BUILTINS = frozenset(

@@ -12,15 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from coderefine.providers.offline.rewrites import (
-    codemods_accumulate,
-    codemods_calls,
-    codemods_containers,
-    codemods_loops,
-    codemods_memo,
-)
 from coderefine.providers.offline.rewrites.base import Rule
-from coderefine.providers.offline.rewrites.cst_tools import Finder, run_codemod
+from coderefine.providers.offline.rewrites.codemods_accumulate import find_append_loop, find_str_concat
+from coderefine.providers.offline.rewrites.codemods_calls import (
+    find_filter_lambda,
+    find_join_generator,
+    find_map_builtin,
+)
+from coderefine.providers.offline.rewrites.codemods_containers import (
+    find_iadd_append,
+    find_membership_in_loop,
+    find_pop_front,
+    find_seen_list,
+)
+from coderefine.providers.offline.rewrites.codemods_loops import find_trial_division
+from coderefine.providers.offline.rewrites.codemods_memo import find_memoize
+from coderefine.providers.offline.rewrites.cst_session import Finder, run_codemod
 from coderefine.providers.offline.rewrites.ruff_fixes import RuffFix, apply_fix_rule, apply_format
 
 OPT = frozenset({"optimize"})
@@ -116,28 +123,28 @@ _CODEMODS = [
         "join-genexp-to-listcomp",
         OPT,
         "Pass `str.join` a list comprehension instead of a generator (join builds a list anyway).",
-        codemods_calls.find_join_generator,
+        find_join_generator,
         r"\.join\(",
     ),
     _codemod(
         "builtin-comprehension-to-map",
         OPT,
         "Replace `f(x) for x in y` with `map(f, y)` for a builtin f such as len, int or abs.",
-        codemods_calls.find_map_builtin,
+        find_map_builtin,
         r"\b(?:abs|bin|bool|chr|float|frozenset|hex|int|len|list|max|min|oct|ord|repr|round|set|sorted|sum|tuple)\(\s*(\w+)\s*\)\s+for\s+\1\b",
     ),
     _codemod(
         "filter-lambda-to-comprehension",
         BOTH,
         "Rewrite `list(filter(lambda v: cond, it))` as `[v for v in it if cond]`.",
-        codemods_calls.find_filter_lambda,
+        find_filter_lambda,
         r"\bfilter\(\s*lambda\b",
     ),
     _codemod(
         "list-iadd-to-append",
         BOTH,
         "Replace `lst += [x]` with `lst.append(x)` on a local list.",
-        codemods_containers.find_iadd_append,
+        find_iadd_append,
         r"\+=\s*\[",
     ),
     _codemod(
@@ -145,21 +152,21 @@ _CODEMODS = [
         OPT,
         "Build a string with one `''.join([...])` instead of `+=` in a loop (a non-str item raises "
         "TypeError after the loop rather than at that item).",
-        codemods_accumulate.find_str_concat,
+        find_str_concat,
         r"\+=",
     ),
     _codemod(
         "append-loop-to-comprehension",
         OPT,
         "Replace `out = []` and a loop of `out.append(...)` under if/elif/else with one list comprehension.",
-        codemods_accumulate.find_append_loop,
+        find_append_loop,
         r"\.append\(",
     ),
     _codemod(
         "seen-list-to-set",
         OPT,
         "Keep a set beside a local list that is only appended to, so `x in seen` is O(1) (items must be hashable).",
-        codemods_containers.find_seen_list,
+        find_seen_list,
         r"\.append\(",
     ),
     _codemod(
@@ -167,21 +174,21 @@ _CODEMODS = [
         OPT,
         "Build `set(items)` once before a loop that tests `x in items` on a list nothing changes (items "
         "must be hashable).",
-        codemods_containers.find_membership_in_loop,
+        find_membership_in_loop,
         r"\bin\s+[A-Za-z_]\w*\b(?!\s*[.(\[])",
     ),
     _codemod(
         "pop-front-deque",
         OPT,
         "Use `collections.deque` and `popleft()` for a local list used as a FIFO queue with `pop(0)`.",
-        codemods_containers.find_pop_front,
+        find_pop_front,
         r"\.pop\(\s*0\s*\)",
     ),
     _codemod(
         "trial-division-sqrt",
         OPT,
         "Stop a trial-division loop `for i in range(2, n): if n % i == 0: ...` at `math.isqrt(n)`.",
-        codemods_loops.find_trial_division,
+        find_trial_division,
         r"\brange\(\s*2\s*,",
     ),
     _codemod(
@@ -189,7 +196,7 @@ _CODEMODS = [
         OPT,
         "Cache a pure tree-recursive function with `@functools.cache` (arguments must be hashable; very "
         "deep recursion reaches the recursion limit sooner).",
-        codemods_memo.find_memoize,
+        find_memoize,
         r"\bdef\b",
     ),
 ]

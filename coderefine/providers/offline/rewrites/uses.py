@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from coderefine.providers.offline.rewrites.cst_tools import Session, builtin_call_arg, membership_test, method_call
+from coderefine.providers.offline.rewrites.cst_patterns import builtin_call_arg, membership_test, method_call
+from coderefine.providers.offline.rewrites.cst_session import Session
 
 # Builtins that read a container without changing it or keeping a reference to it past the call.
 READING_BUILTINS = frozenset(
