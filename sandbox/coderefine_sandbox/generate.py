@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", required=True)
     parser.add_argument("--import-root", default="")
     parser.add_argument("--targets", required=True)
-    parser.add_argument("--count", type=int, default=50)
+    parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)
     args = parser.parse_args(argv)
