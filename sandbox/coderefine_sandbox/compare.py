@@ -1,6 +1,7 @@
 """Behavioural equality of a value recorded from the original function and one produced by a candidate.
 
-This module runs inside the sandbox, so it imports only the standard library.
+This module runs inside the sandbox, so it imports only the standard library (and its helpers here,
+values.py and describe.py, which do too).
 
 ``deep_equal(expected, got, *, rel_tol=1e-9, abs_tol=0.0)`` is True when the candidate's value behaves
 like the recorded one. The rules, in the order they apply:
@@ -42,21 +43,30 @@ own time limit) are deliberately let through.
 ``unordered_equal`` is the same, except that a returned list or tuple may hold its elements in any order
 (for the targets a user names with the ``unordered`` setting).
 
-``describe(value, limit=200)`` is a short, safe repr for mismatch reports: bounded like ``reprlib``, never
+``describe(value, limit=200)`` (describe.py) is a short, safe repr for mismatch reports: bounded like ``reprlib``, never
 raising, even when ``__repr__`` raises or returns something huge.
 """
 
 from __future__ import annotations
 
-import builtins
 import collections
 import dataclasses
 import enum
 import functools
 import math
-import reprlib
 import types
 from typing import Any
+
+from coderefine_sandbox.describe import describe as describe  # re-exported: the mismatch reports use both
+from coderefine_sandbox.values import (
+    callable_key,
+    instance_state,
+    is_array_library_object,
+    module_root,
+    safe_contains,
+    safe_eq,
+    type_key,
+)
 
 MAX_DEPTH = 100  # nested levels compared deeply; ~3 interpreter frames each, well inside the limit
 PAIRING_LIMIT = 200  # unmatched keys/elements paired one by one (quadratic) at most
@@ -91,7 +101,7 @@ def unordered_equal(expected: object, got: object, *, rel_tol: float = 1e-9, abs
     for everything else order is behaviour."""
     if deep_equal(expected, got, rel_tol=rel_tol, abs_tol=abs_tol):
         return True
-    if not (isinstance(expected, (list, tuple)) and _type_key(type(expected)) == _type_key(type(got))):
+    if not (isinstance(expected, (list, tuple)) and type_key(type(expected)) == type_key(type(got))):
         return False
     assert isinstance(got, (list, tuple))
     if len(expected) != len(got):
@@ -106,15 +116,6 @@ def unordered_equal(expected: object, got: object, *, rel_tol: float = 1e-9, abs
         return _Comparer(rel_tol, abs_tol)._pair_up([(e, None) for e in expected], [(e, None) for e in got], 0)
     except Exception:
         return False
-
-
-def describe(value: object, limit: int = 200) -> str:
-    """A repr of ``value`` of at most ``limit`` characters that never raises."""
-    try:
-        text = _BoundedRepr(limit).repr(value)
-    except Exception:
-        text = f"<{_type_name(value)} object>"
-    return _truncate(text, limit)
 
 
 # --- comparison ------------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ class _Comparer:
                 return bool(a == b)
             if type_a is float:
                 return self._close(a, b)
-        elif _type_key(type_a) != _type_key(type_b):
+        elif type_key(type_a) != type_key(type_b):
             return False
         if isinstance(a, float):
             return self._close(a, b)
@@ -147,9 +148,9 @@ class _Comparer:
         if isinstance(a, enum.Enum):
             return a.name == b.name and self.equal(a.value, b.value, depth + 1)
         if isinstance(a, _PLAIN_TYPES):
-            return _safe_eq(a, b)
+            return safe_eq(a, b)
         if depth >= MAX_DEPTH:
-            return _safe_eq(a, b)
+            return safe_eq(a, b)
         pair = (id(a), id(b))
         if pair in self.assumed:
             return True  # met again inside itself: a cycle, equal unless something else differs
@@ -182,7 +183,7 @@ class _Comparer:
             return self._dict_equal(a, b, depth)
         if kind is set or kind is frozenset:
             return self._set_equal(a, b, depth)
-        if _is_array_library_object(kind):
+        if is_array_library_object(kind):
             return self._array_library_equal(a, b, depth)
         if isinstance(a, (list, tuple)) and kind.__eq__ in (list.__eq__, tuple.__eq__):
             return self._sequence_equal(a, b, depth) and self._extra_state_equal(a, b, depth)
@@ -195,11 +196,11 @@ class _Comparer:
         if isinstance(a, (set, frozenset)) and kind.__eq__ in (set.__eq__, frozenset.__eq__):
             return self._set_equal(a, b, depth)
         if isinstance(a, type):
-            return _type_key(a) == _type_key(b)
+            return type_key(a) == type_key(b)
         if isinstance(a, _FUNCTION_TYPES):
-            return _callable_key(a) == _callable_key(b) and self._bound_self_equal(a, b, depth)
+            return callable_key(a) == callable_key(b) and self._bound_self_equal(a, b, depth)
         if isinstance(a, _METHOD_TYPES):
-            return _callable_key(a) == _callable_key(b) and self.equal(a.__self__, b.__self__, depth)
+            return callable_key(a) == callable_key(b) and self.equal(a.__self__, b.__self__, depth)
         if isinstance(a, types.ModuleType):
             # A module's namespace holds the changed code itself; what matters is which module it is.
             return a.__name__ == b.__name__
@@ -212,7 +213,7 @@ class _Comparer:
         if isinstance(a, BaseException):
             return self.equal(a.args, b.args, depth) and self._state_equal(a, b, depth, fallback=True)
         if kind.__eq__ is not object.__eq__:
-            if _safe_eq(a, b):
+            if safe_eq(a, b):
                 return True
             reloaded = type(a) is not type(b)
             if reloaded or dataclasses.is_dataclass(a):
@@ -253,10 +254,10 @@ class _Comparer:
     def _set_equal(self, a: Any, b: Any, depth: int) -> bool:
         if len(a) != len(b):
             return False
-        if _safe_eq(a, b):
+        if safe_eq(a, b):
             return True
-        unmatched = [element for element in a if not _safe_contains(b, element)]
-        spare = [element for element in b if not _safe_contains(a, element)]
+        unmatched = [element for element in a if not safe_contains(b, element)]
+        spare = [element for element in b if not safe_contains(a, element)]
         return self._pair_up([(e, None) for e in unmatched], [(e, None) for e in spare], depth)
 
     def _pair_up(self, left: list[tuple[Any, Any]], right: list[tuple[Any, Any]], depth: int) -> bool:
@@ -285,18 +286,18 @@ class _Comparer:
 
     def _extra_state_equal(self, a: Any, b: Any, depth: int) -> bool:
         """Attributes a subclass of a builtin container carries besides its items."""
-        state_a = _instance_state(a)
-        state_b = _instance_state(b)
+        state_a = instance_state(a)
+        state_b = instance_state(b)
         if not state_a and not state_b:
             return True
         return state_a is not None and state_b is not None and self._mapping_state_equal(state_a, state_b, depth)
 
     def _state_equal(self, a: Any, b: Any, depth: int, *, fallback: bool) -> bool:
-        state_a = _instance_state(a)
-        state_b = _instance_state(b)
+        state_a = instance_state(a)
+        state_b = instance_state(b)
         if state_a is None or state_b is None:
             # Nothing to look into (C-level state): only == can tell.
-            return fallback and _safe_eq(a, b)
+            return fallback and safe_eq(a, b)
         return self._mapping_state_equal(state_a, state_b, depth)
 
     def _mapping_state_equal(self, state_a: dict[str, Any], state_b: dict[str, Any], depth: int) -> bool:
@@ -305,7 +306,7 @@ class _Comparer:
         return all(self.equal(state_a[name], state_b[name], depth) for name in state_a)
 
     def _array_library_equal(self, a: Any, b: Any, depth: int) -> bool:
-        root = _module_root(type(a))
+        root = module_root(type(a))
         if root == "numpy":
             if hasattr(a, "shape") and hasattr(a, "dtype") and type(a).__name__ in ("ndarray", "matrix"):
                 if tuple(a.shape) != tuple(b.shape) or str(a.dtype) != str(b.dtype):
@@ -316,7 +317,7 @@ class _Comparer:
                 return str(getattr(a, "dtype", "")) == str(getattr(b, "dtype", "")) and self.equal(
                     a.item(), b.item(), depth
                 )
-            return _safe_eq(a, b)
+            return safe_eq(a, b)
         # pandas
         if hasattr(a, "equals") and bool(a.equals(b)):
             return True
@@ -334,138 +335,3 @@ class _Comparer:
         if hasattr(a, "to_numpy"):
             return self.equal(a.to_numpy().tolist(), b.to_numpy().tolist(), depth)
         return False
-
-
-def _safe_eq(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
-
-
-def _safe_contains(container: Any, element: Any) -> bool:
-    try:
-        return element in container
-    except Exception:
-        return False
-
-
-def _type_key(kind: type) -> tuple[str, str]:
-    return (
-        str(getattr(kind, "__module__", "")),
-        str(getattr(kind, "__qualname__", getattr(kind, "__name__", ""))),
-    )
-
-
-def _callable_key(function: Any) -> tuple[str, str]:
-    target = getattr(function, "__func__", function)
-    module = getattr(target, "__module__", None)
-    if module is None:
-        owner = getattr(target, "__objclass__", None) or type(getattr(target, "__self__", None))
-        module = getattr(owner, "__module__", "")
-    return str(module), str(getattr(target, "__qualname__", getattr(target, "__name__", "")))
-
-
-def _module_root(kind: type) -> str:
-    return str(getattr(kind, "__module__", "") or "").split(".", 1)[0]
-
-
-def _is_array_library_object(kind: type) -> bool:
-    return _module_root(kind) in ("numpy", "pandas")
-
-
-def _instance_state(obj: Any) -> dict[str, Any] | None:
-    """``vars()`` merged with filled ``__slots__``; None when the object has neither."""
-    state: dict[str, Any] | None = None
-    try:
-        namespace = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        namespace = None
-    if isinstance(namespace, dict):
-        state = dict(namespace)
-    for cls in type(obj).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        if isinstance(slots, str):
-            slots = (slots,)
-        for slot in slots:
-            if slot in ("__dict__", "__weakref__"):
-                continue
-            # Private slots are stored under their mangled name.
-            name = f"_{cls.__name__.lstrip('_')}{slot}" if slot.startswith("__") and not slot.endswith("__") else slot
-            descriptor = cls.__dict__.get(name)
-            if descriptor is None or not hasattr(descriptor, "__get__"):
-                continue
-            if state is None:
-                state = {}
-            try:
-                state[f"slot:{name}"] = descriptor.__get__(obj, cls)
-            except AttributeError:
-                state[f"slot:{name}"] = _UNSET
-    return state
-
-
-class _Unset:
-    """Marks a declared but unassigned slot (equal only to itself)."""
-
-    def __repr__(self) -> str:
-        return "<unset>"
-
-
-_UNSET = _Unset()
-
-
-# --- describe --------------------------------------------------------------------------------------
-
-
-class _BoundedRepr(reprlib.Repr):
-    """reprlib with limits taken from the character budget and no way to raise."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        budget = max(limit, 16)
-        self.maxlevel = 4
-        self.maxtuple = self.maxlist = self.maxarray = self.maxdeque = 12
-        self.maxset = self.maxfrozenset = 12
-        self.maxdict = 8
-        self.maxstring = budget
-        self.maxlong = budget
-        self.maxother = budget
-
-    def repr_instance(self, x: Any, level: int) -> str:
-        try:
-            text = builtins.repr(x)
-        except Exception as exc:
-            return f"<{_type_name(x)} object; repr raised {type(exc).__name__}>"
-        if not isinstance(text, str):
-            return f"<{_type_name(x)} object>"
-        return _truncate(text, self.maxother)
-
-    def repr_int(self, x: Any, level: int) -> str:
-        try:
-            return super().repr_int(x, level)
-        except ValueError:
-            # Ints beyond sys.get_int_max_str_digits() refuse to become text at all.
-            return f"<int with {x.bit_length()} bits>"
-
-    def repr_bytes(self, x: Any, level: int) -> str:
-        # Slice before repr so a huge payload is never converted whole.
-        if len(x) <= self.maxstring:
-            return builtins.repr(x)
-        return builtins.repr(x[: self.maxstring]) + "..."
-
-    repr_bytearray = repr_bytes
-
-
-def _truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    if limit <= 3:
-        return text[: max(limit, 0)]
-    return text[: limit - 3] + "..."
-
-
-def _type_name(value: object) -> str:
-    try:
-        return str(type(value).__qualname__)
-    except Exception:
-        return "object"

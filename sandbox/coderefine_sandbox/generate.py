@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import inspect
 import io
-import json
 import pickle
 import signal
 import typing
@@ -26,6 +25,7 @@ from typing import Any
 
 from coderefine_sandbox.capture import PROTOCOL
 from coderefine_sandbox.pinning import pinned_call
+from coderefine_sandbox.protocol import GeneratedReport, to_json
 from coderefine_sandbox.workload import add_import_paths, import_module, resolve
 
 PER_CALL_SECONDS = 1.0
@@ -130,41 +130,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", required=True)
     parser.add_argument("--import-root", default="")
     parser.add_argument("--targets", required=True)
-    parser.add_argument("--count", type=int, default=50)
+    parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--report", required=True)
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {"generated": {}, "skipped": {}}
+    generated: dict[str, int] = {}
+    skipped: dict[str, str] = {}
+    error = None
     records: list[dict[str, Any]] = []
     try:
         import hypothesis  # noqa: F401
     except ImportError:
-        report["error"] = "hypothesis is not installed in the sandbox's interpreter"
+        error = "hypothesis is not installed in the sandbox's interpreter"
     else:
         add_import_paths(args.workspace, args.import_root)
         module = import_module(args.module)
         signal.signal(signal.SIGALRM, _too_slow)
         for target in filter(None, args.targets.split(",")):
             if "." in target:
-                report["skipped"][target] = "a method: it needs an instance"
+                skipped[target] = "a method: it needs an instance"
                 continue
             func = resolve(module, target)
             strategy, why_not = _strategy(func)
             if strategy is None:
-                report["skipped"][target] = why_not
+                skipped[target] = why_not
                 continue
             try:
                 examples = _examples(strategy, args.count)
             except Exception as exc:
-                report["skipped"][target] = f"generation failed ({type(exc).__name__}: {exc})"
+                skipped[target] = f"generation failed ({type(exc).__name__}: {exc})"
                 continue
             recorded = [r for r in (_record(target, func, example) for example in examples) if r is not None]
-            report["generated"][target] = len(recorded)
+            generated[target] = len(recorded)
             records.extend(recorded)
     with open(args.out, "wb") as fh:
         pickle.dump({"records": records}, fh, protocol=PROTOCOL)
+    # unstable and usable are the runner's to find out: it replays these calls on the original
+    report = GeneratedReport(generated=generated, skipped=skipped, unstable=0, usable=0, error=error)
     with open(args.report, "w", encoding="utf-8") as fh:
-        json.dump(report, fh)
+        fh.write(to_json(report))
     return 0
 
 

@@ -1,7 +1,9 @@
 """Replay recorded calls on a module version and compare every outcome with the recording.
 
     python -m coderefine_sandbox.replay --workspace W --module M --import-root R --calls calls.pkl
-        --out result.json [--exclude unstable.json] [--profile] [--rel-tol X] [--abs-tol Y] [--unordered f,g]
+        --out result.json --rel-tol X --abs-tol Y [--exclude unstable.json] [--profile] [--unordered f,g]
+
+The result is a protocol.ReplayReport (JSON).
 
 Compared per call: return value (deep equality, float tolerance, NaN-aware), exception type and message,
 the arguments after the call (in-place mutation), and what was printed; for the targets named by
@@ -16,7 +18,6 @@ import argparse
 import contextlib
 import cProfile
 import io
-import json
 import pickle
 import pstats
 import time
@@ -24,6 +25,7 @@ from typing import Any
 
 from coderefine_sandbox.compare import deep_equal, describe, unordered_equal
 from coderefine_sandbox.pinning import pinned_call
+from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, to_json
 from coderefine_sandbox.workload import (
     add_import_paths,
     import_module,
@@ -112,23 +114,16 @@ def compare_call(
     return None
 
 
-def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> list[dict[str, Any]]:
+def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> tuple[HotSpot, ...]:
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = sum(entry[2] for entry in stats.values()) or 1e-12
     names = qualnames_by_line(module_file)
     spots = []
     for (filename, line, function), (_, calls, own_time, _, _) in stats.items():
         if filename == module_file:
-            spots.append(
-                {
-                    "function": names.get(line, function),
-                    "line": line,
-                    "share": own_time / total,
-                    "calls": calls,
-                }
-            )
-    spots.sort(key=lambda s: -s["share"])
-    return spots[:limit]
+            spots.append(HotSpot(function=names.get(line, function), line=line, share=own_time / total, calls=calls))
+    spots.sort(key=lambda s: -s.share)
+    return tuple(spots[:limit])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,23 +135,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--exclude")
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--rel-tol", type=float, default=1e-9)
-    parser.add_argument("--abs-tol", type=float, default=0.0)
+    parser.add_argument("--rel-tol", type=float, required=True)
+    parser.add_argument("--abs-tol", type=float, required=True)
     parser.add_argument("--unordered", default="", help="targets whose returned sequences compare in any order")
     args = parser.parse_args(argv)
     unordered = {name for name in args.unordered.split(",") if name}
 
     add_import_paths(args.workspace, args.import_root)
     calls = load_calls(args.calls, args.exclude)
-    result: dict[str, Any] = {"calls_compared": 0, "mismatches": 0, "mismatch_indices": [], "examples": []}
     try:
         module = import_module(args.module)
     except Exception as exc:
-        result.update(import_error=f"{type(exc).__name__}: {exc}", mismatches=len(calls))
-        _write(args.out, result)
+        failed = ReplayReport(0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None)
+        _write(args.out, failed)
         return 0
     profiler = cProfile.Profile() if args.profile else None
     started = time.perf_counter()
+    mismatch_indices: list[int] = []
+    examples: list[MismatchExample] = []
     for call in calls:
         try:
             func = resolve(module, call.target)
@@ -179,22 +175,31 @@ def main(argv: list[str] | None = None) -> int:
                     "expected": "a comparable outcome",
                     "got": f"{type(exc).__name__}: {exc}",
                 }
-        result["calls_compared"] += 1
         if difference is not None:
-            result["mismatches"] += 1
-            result["mismatch_indices"].append(call.index)
-            if len(result["examples"]) < MAX_EXAMPLES:
-                result["examples"].append({"function": call.target, **difference})
-    result["seconds"] = time.perf_counter() - started
+            mismatch_indices.append(call.index)
+            if len(examples) < MAX_EXAMPLES:
+                examples.append(MismatchExample(function=call.target, **difference))
+    seconds = time.perf_counter() - started
+    profile: tuple[HotSpot, ...] = ()
     if profiler is not None and getattr(module, "__file__", None):
-        result["profile"] = hot_spots(profiler, module.__file__)
-    _write(args.out, result)
+        profile = hot_spots(profiler, module.__file__)
+    report = ReplayReport(
+        calls_compared=len(calls),
+        mismatches=len(mismatch_indices),
+        mismatch_indices=tuple(mismatch_indices),
+        examples=tuple(examples),
+        seconds=seconds,
+        profile=profile,
+        import_error=None,
+        error=None,
+    )
+    _write(args.out, report)
     return 0
 
 
-def _write(path: str, payload: dict[str, Any]) -> None:
+def _write(path: str, report: ReplayReport) -> None:
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh)
+        fh.write(to_json(report))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import collections
 import dataclasses
 import enum
@@ -19,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sandbox"))
 
 from coderefine_sandbox import compare
 from coderefine_sandbox.compare import deep_equal, describe
+
+from tests.sandbox_runner.imports import STDLIB, imported_modules, outside_imports
 
 # --- helpers ---------------------------------------------------------------------------------------
 
@@ -485,14 +486,10 @@ def test_real_numpy_if_installed():
 
 
 def test_compare_imports_only_the_standard_library():
-    source = Path(compare.__file__).read_text(encoding="utf-8")
-    imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module.split(".")[0])
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+    # compare.py and the helpers it takes from its own package (values.py, describe.py)
+    assert outside_imports("compare") <= STDLIB
+    own = {name for name in imported_modules(Path(compare.__file__)) if name.startswith("coderefine_sandbox.")}
+    assert own == {"coderefine_sandbox.values", "coderefine_sandbox.describe"}
 
 
 # --- describe --------------------------------------------------------------------------------------

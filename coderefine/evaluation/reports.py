@@ -1,0 +1,121 @@
+"""The runner's typed reports (`coderefine_sandbox.protocol`) turned into `coderefine.records`."""
+
+from __future__ import annotations
+
+from coderefine_sandbox import protocol
+
+from coderefine.records import (
+    BehaviorReport,
+    Evaluation,
+    GeneratedInputs,
+    HotSpot,
+    Mismatch,
+    TargetEvidence,
+    TestFailure,
+    TestReport,
+    Timing,
+)
+
+
+def tests_report(run: protocol.TestRun) -> TestReport:
+    return TestReport(
+        collected=run.collected,
+        passed=run.passed,
+        failed=run.failed,
+        skipped=run.skipped,
+        duration=run.duration,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        failures=tuple(TestFailure(f.nodeid, f.message) for f in run.failures),
+        output_tail=run.output_tail,
+    )
+
+
+def hot_spots(profile: tuple[protocol.HotSpot, ...]) -> tuple[HotSpot, ...]:
+    return tuple(HotSpot(s.function, s.line, round(s.share, 4), s.calls) for s in profile)
+
+
+def behavior_report(replay: protocol.ReplayReport, generated: protocol.ReplayReport | None) -> BehaviorReport:
+    """The candidate replayed on the tests' recorded calls, and on the generated inputs if any."""
+    generated_examples = generated.examples if generated is not None else ()
+    return BehaviorReport(
+        calls_compared=replay.calls_compared,
+        mismatches=replay.mismatches,
+        examples=tuple(_mismatch(example) for example in replay.examples)
+        + tuple(_mismatch(example, generated=True) for example in generated_examples),
+        generated_compared=generated.calls_compared if generated is not None else 0,
+        generated_mismatches=generated.mismatches if generated is not None else 0,
+    )
+
+
+def _mismatch(example: protocol.MismatchExample, generated: bool = False) -> Mismatch:
+    return Mismatch(example.function, example.kind, example.args, example.expected, example.got, generated)
+
+
+def timing(report: protocol.TimingReport, workload: str) -> Timing:
+    confirmation = report.confirmation
+    return Timing(
+        speedup=report.speedup,
+        ci_low=report.ci[0],
+        ci_high=report.ci[1],
+        original_seconds=report.original_seconds,
+        candidate_seconds=report.candidate_seconds,
+        pairs=report.pairs,
+        loops=report.loops,
+        min_speedup=report.floor,  # the floor the runner's early stop used too
+        basis=report.basis,
+        workload=workload,
+        confirmation=None if confirmation is None else (confirmation.speedup, *confirmation.ci),
+    )
+
+
+def evidence(per_target: dict[str, protocol.TargetEvidence]) -> tuple[TargetEvidence, ...]:
+    return tuple(
+        TargetEvidence(
+            target=target,
+            calls=entry.calls,
+            recorded=entry.recorded,
+            usable=entry.usable,
+            lines=entry.lines,
+            covered=entry.covered,
+            missed_lines=entry.missed_lines,
+        )
+        for target, entry in per_target.items()
+    )
+
+
+def generated_inputs(report: protocol.GeneratedReport | None) -> GeneratedInputs | None:
+    if report is None:
+        return None
+    return GeneratedInputs(
+        per_target=dict(report.generated),
+        skipped=dict(report.skipped),
+        unstable=report.unstable,
+        error=report.error,
+    )
+
+
+def candidate_evaluation(
+    report: protocol.CandidateReport, metrics: dict[str, float], workload: str, seconds: float
+) -> Evaluation:
+    """A candidate's Evaluation; `error` says why it could not be judged (the first problem met)."""
+    errors: list[str | None] = [report.runner_error]
+    behavior = None
+    spots: tuple[HotSpot, ...] = ()
+    if report.behavior is not None:
+        errors.append(report.behavior.problem)
+        if report.generated_behavior is not None:
+            errors.append(report.generated_behavior.problem)
+        behavior = behavior_report(report.behavior, report.generated_behavior)
+        spots = hot_spots(report.behavior.profile)
+    errors.append(report.timing_error)
+    return Evaluation(
+        tests=tests_report(report.tests) if report.tests is not None else None,
+        behavior=behavior,
+        timing=timing(report.timing, workload) if report.timing is not None else None,
+        metrics=metrics,
+        hot_spots=spots,
+        error=next((error for error in errors if error is not None), None),
+        wall_seconds=seconds,
+        cpu_seconds=report.cpu_seconds,
+    )

@@ -1,0 +1,121 @@
+"""The runner's requests (`coderefine_sandbox.protocol.RunnerRequest`), built from the evaluation settings,
+the project and what the baseline established."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine_sandbox.protocol import (
+    BehaviorTolerances,
+    Bench,
+    CaptureLimits,
+    GeneratedPaths,
+    Mode,
+    RunnerRequest,
+    TimingParameters,
+)
+
+from coderefine.evaluation.project import Project
+from coderefine.evaluation.settings import EvaluationSettings
+from coderefine.evaluation.timing_policy import noise_floor, values_per_process
+
+# Pinned for every run, whatever the code imports (the sandbox reports the rest).
+HASH_SEED = 0
+ALWAYS_PINNED = (
+    f"PYTHONHASHSEED={HASH_SEED} (str/bytes hashes, set and dict-of-str iteration order)",
+    "random reseeded before each test",
+)
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What the baseline established that shapes every candidate's request."""
+
+    loops: int | None = None  # calibrated timing loops
+    workload_seconds: float | None = None  # one pass over the workload, original
+    calls_recorded: int = 0
+    generated_calls: int = 0  # usable generated inputs (--gen-inputs)
+
+
+@dataclass(frozen=True)
+class Requests:
+    """Builds the requests of one run: the baseline's, then each candidate's."""
+
+    settings: EvaluationSettings
+    project: Project
+    targets: tuple[str, ...]
+    original_workspace: Path
+    baseline_io: Path  # the baseline's artefacts: recorded calls, unstable indices, generated inputs
+
+    def baseline(self, test_timeout: float) -> RunnerRequest:
+        generate = self._generated_paths(self.settings.gen_inputs) if self.settings.gen_inputs else None
+        return self._request("baseline", self.original_workspace, self.baseline_io, test_timeout, Learned(), generate)
+
+    def candidate(self, workspace: Path, io_dir: Path, test_timeout: float, learned: Learned) -> RunnerRequest:
+        return self._request("candidate", workspace, io_dir, test_timeout, learned, None)
+
+    def _request(
+        self,
+        mode: Mode,
+        workspace: Path,
+        io_dir: Path,
+        test_timeout: float,
+        learned: Learned,
+        generate: GeneratedPaths | None,
+    ) -> RunnerRequest:
+        settings = self.settings
+        return RunnerRequest(
+            mode=mode,
+            python=settings.python,
+            workspace=str(workspace),
+            original_workspace=str(self.original_workspace),
+            io_dir=str(io_dir),
+            module_name=self.project.module_name,
+            import_root=str(self.project.import_root),
+            targets=self.targets,
+            tests=tuple(self.project.tests),
+            test_timeout=test_timeout,
+            step_timeout=max(60.0, test_timeout),
+            calls_path=str(self.baseline_io / "calls.pkl"),
+            unstable_path=str(self.baseline_io / "unstable.json"),
+            capture=CaptureLimits(
+                max_calls_per_target=settings.max_calls_per_target, max_bytes=settings.max_capture_bytes
+            ),
+            hash_seed=HASH_SEED,
+            behavior=BehaviorTolerances(
+                rel_tol=settings.rel_tol, abs_tol=settings.abs_tol, unordered=tuple(settings.unordered)
+            ),
+            timing=self._timing(learned),
+            bench=self._bench(),
+            replay=learned.calls_recorded > 0,
+            generate=generate,
+            generated=self._generated_paths() if mode == "candidate" and learned.generated_calls else None,
+        )
+
+    def _timing(self, learned: Learned) -> TimingParameters | None:
+        settings = self.settings
+        if not settings.measure_speed:
+            return None
+        return TimingParameters(
+            pairs=settings.timing_pairs,
+            values=values_per_process(settings.timing_values, learned.workload_seconds),
+            warmups=settings.timing_warmups,
+            min_time=settings.timing_min_time,
+            loops=learned.loops,
+            floor=noise_floor(settings.min_speedup, learned.workload_seconds),
+        )
+
+    def _generated_paths(self, count: int = 0) -> GeneratedPaths:
+        return GeneratedPaths(
+            count=count,
+            calls_path=str(self.baseline_io / "generated.pkl"),
+            report_path=str(self.baseline_io / "generated.json"),
+            unstable_path=str(self.baseline_io / "generated-unstable.json"),
+        )
+
+    def _bench(self) -> Bench | None:
+        bench = self.settings.bench
+        if bench is None:
+            return None
+        return Bench(file=bench.file.as_posix(), functions=tuple(bench.functions))

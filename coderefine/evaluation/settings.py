@@ -1,0 +1,49 @@
+"""What an Evaluator is told: the user's settings that shape an evaluation, and a few internal ones.
+
+A field that mirrors a user setting takes its default from the setting's spec (`coderefine.settings`), so
+each default is written once; the others are the evaluator's own (capture limits, pyperf's parameters).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coderefine.evaluation.workload import UserBenchmark
+from coderefine.settings import SPEC_BY_NAME
+
+
+def _user_default(name: str) -> Any:
+    return SPEC_BY_NAME[name].default
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    measure_speed: bool
+    test_timeout: float = _user_default("timeout")  # the original's test run; candidates get a derived limit
+    memory_mb: int = _user_default("memory_mb")
+    timing_pairs: int = _user_default("timing_pairs")
+    timing_values: int = 3
+    timing_warmups: int = 1
+    timing_min_time: float = 0.1
+    min_speedup: float = _user_default("min_speedup")
+    max_calls_per_target: int = 500
+    max_capture_bytes: int = 64 * 1024 * 1024
+    rel_tol: float = _user_default("rel_tol")
+    abs_tol: float = _user_default("abs_tol")
+    unordered: tuple[str, ...] = _user_default("unordered")  # targets whose returned sequences compare in any order
+    # the sufficiency gate (see coderefine.evaluation.sufficiency); 0 and 0.0 switch it off
+    min_calls: int = _user_default("min_calls")
+    min_coverage: float = _user_default("min_coverage")
+    allow_insufficient_tests: bool = _user_default("allow_insufficient_tests")
+    script: bool = False  # the module runs as a program: with no recorded calls its tests alone judge it
+    gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
+    pass_env: tuple[str, ...] = ()
+    python: str = sys.executable
+    keep_workspaces: bool = False
+    bench: UserBenchmark | None = None  # the user's own timing workload, instead of the recorded calls
+    # `coderefine bench --jobs N`: a file every job locks exclusively around a sandbox run that times code,
+    # so that no two timing runs overlap (see coderefine.bench.runner)
+    timing_lock: Path | None = None

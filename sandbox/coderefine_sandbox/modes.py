@@ -1,0 +1,123 @@
+"""The runner's two modes, each a sequence of steps that stops at the first one that settles the matter.
+
+- baseline: run the original's tests while recording the calls to the targets; replay the original on
+  its own recording to find non-deterministic calls (excluded later); profile; calibrate timing loops.
+- candidate: run the candidate's tests; replay the recording on the candidate; if it behaves the same,
+  time original and candidate on the recorded calls, interleaved, in separate processes.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from typing import Any
+
+from coderefine_sandbox.behavior_steps import generate, replay, write_unstable
+from coderefine_sandbox.process import StepTimeout
+from coderefine_sandbox.protocol import (
+    BaselineReport,
+    CandidateReport,
+    CaptureSummary,
+    RunnerRequest,
+    TargetEvidence,
+)
+from coderefine_sandbox.testrun import run_tests
+from coderefine_sandbox.timing import calibrate, measure
+
+
+def baseline(request: RunnerRequest) -> BaselineReport:
+    workspace = request.workspace
+    report = BaselineReport(tests=run_tests(request, workspace, capture=True))
+    if report.tests is None or report.tests.stops_the_run:
+        return report
+    if not os.path.exists(request.calls_path):
+        report.capture_error = "the test run did not save the recorded calls"
+        return report
+    with open(request.calls_path, "rb") as fh:
+        payload = pickle.load(fh)
+    report.capture = CaptureSummary(
+        recorded=len(payload["records"]),
+        counts=payload["counts"],
+        unreplayable=payload["unreplayable"],
+        truncated=payload["truncated"],
+        patched=tuple(payload["patched"]),
+        module_file=payload["module_file"],
+    )
+    report.pinned = tuple(payload.get("pinned", []))
+    report.not_pinned = tuple(payload.get("not_pinned", []))
+    report.coverage_method = payload.get("coverage_method", "none")
+    report.evidence = evidence(payload, ())
+    stable = 0
+    if payload["records"]:
+        # The original against its own recording: whatever differs is not deterministic, so it cannot be
+        # used to judge a candidate.
+        self_check = replay(request, workspace, profile=True)
+        report.self_check = self_check
+        if self_check.error is not None or self_check.import_error is not None:
+            return report
+        unstable = self_check.mismatch_indices
+        write_unstable(request.unstable_path, unstable)
+        report.evidence = evidence(payload, unstable)
+        if request.generate is not None:
+            report.generated = generate(request, workspace)
+        stable = len(payload["records"]) - len(unstable)
+    # The workload is the stable recorded calls, or the user's own benchmark.
+    if request.timing is not None and (stable or request.bench is not None):
+        try:
+            report.calibration = calibrate(request)
+        except (StepTimeout, RuntimeError) as exc:
+            report.calibration_error = f"timing the original failed: {exc}"
+    return report
+
+
+def evidence(payload: dict[str, Any], unstable: tuple[int, ...]) -> dict[str, TargetEvidence]:
+    """Per target, what the tests give to judge candidates by: outermost calls made, calls recorded, calls
+    usable (recorded, replayable and deterministic), and the target's lines the tests ran."""
+    excluded = set(unstable)
+    recorded = dict.fromkeys(payload["counts"], 0)
+    usable = dict.fromkeys(payload["counts"], 0)
+    for index, record in enumerate(payload["records"]):
+        if record["target"] in recorded:
+            recorded[record["target"]] += 1
+            usable[record["target"]] += index not in excluded
+    found = {}
+    for target, calls in payload["counts"].items():
+        lines = payload.get("coverage", {}).get(target, {"lines": [], "covered": []})
+        found[target] = TargetEvidence(
+            calls=calls,
+            recorded=recorded[target],
+            usable=usable[target],
+            lines=len(lines["lines"]),
+            covered=len(lines["covered"]),
+            missed_lines=tuple(sorted(set(lines["lines"]) - set(lines["covered"]))),
+        )
+    return found
+
+
+def candidate(request: RunnerRequest) -> CandidateReport:
+    workspace = request.workspace
+    report = CandidateReport(tests=run_tests(request, workspace, capture=False))
+    if report.tests is None or report.tests.stops_the_run:
+        return report
+    if request.replay:
+        behavior = replay(request, workspace, profile=True)
+        report.behavior = behavior
+        if behavior.differs:
+            return report
+        spec = request.generated
+        if spec is not None:
+            generated = replay(request, workspace, False, spec.calls_path, spec.unstable_path, "generated")
+            report.generated_behavior = generated
+            if generated.differs:
+                return report
+        measurable = bool(behavior.calls_compared)
+    else:
+        # Nothing was recorded (importing a script here would run it with no input): only the user's own
+        # benchmark can time it, and the tests alone judge its behaviour.
+        measurable = False
+    if request.timing is not None and (measurable or request.bench is not None):
+        try:
+            report.timing = measure(request)
+        except (StepTimeout, RuntimeError) as exc:
+            report.timing_error = f"timing failed: {exc}"
+    return report

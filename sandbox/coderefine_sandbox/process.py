@@ -1,0 +1,106 @@
+"""Run one step of an evaluation (tests, replay, generation, a timing worker) as a process of its own.
+
+Each step runs in a new session and is killed as a group when its time limit passes, so an infinite loop
+or a crash in candidate code becomes a fact in the report, never a hung or broken runner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from coderefine_sandbox.confine import reap
+from coderefine_sandbox.protocol import RunnerRequest
+
+SANDBOX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class StepTimeout(Exception):
+    pass
+
+
+def run_step(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run argv in its own session; on timeout kill the whole group (children included).
+
+    Output goes to a temporary file, not a pipe: a background process the step leaves behind would
+    keep a pipe open and make us wait for it; with a file we wait for the step itself.
+    """
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait()
+            raise StepTimeout(f"timed out after {timeout:g}s") from None
+        finally:
+            _kill_group(proc)  # stray children left in the group (background processes)
+            _kill_strays()
+        output.seek(0)
+        return subprocess.CompletedProcess(argv, proc.returncode, output.read(), "")
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _kill_strays() -> None:
+    """Kill what a step left running outside its process group (a new session, a double fork), where the
+    sandbox says every process of our user belongs to this job: otherwise a candidate's background
+    process could load the machine while the original is being timed, and fake a speedup."""
+    if os.environ.get("CODEREFINE_SOLE_USER") == "1":
+        reap()
+
+
+def base_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [SANDBOX_DIR, os.path.normpath(os.path.join(workspace, request.import_root))]
+    # The workspace copy must shadow any installed (e.g. editable) copy of the user's package.
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONHASHSEED"] = str(request.hash_seed)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["CODEREFINE_MODULE"] = request.module_name
+    return env
+
+
+def step_argv(step: str, request: RunnerRequest, workspace: str) -> list[str]:
+    """The start of every step that imports the user's module: the step, and which module from where."""
+    return [
+        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
+        "-m",
+        f"coderefine_sandbox.{step}",
+        "--workspace",
+        workspace,
+        "--module",
+        request.module_name,
+        "--import-root",
+        request.import_root,
+    ]
+
+
+def remove_stale(*paths: str) -> None:
+    """Delete a previous step's output, so that a step that writes none cannot pass off an old one."""
+    for path in paths:
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""

@@ -1,0 +1,305 @@
+"""The typed contract between coderefine (the host) and its sandbox runner: every request and every report.
+
+Both sides import this very module (the host loads it from the folder the sandbox runs it from, see
+`coderefine.resources`), so it imports only the standard library (and codec.py, which does too). The wire
+format is JSON; `to_dict`/`from_dict` (codec.py) convert any dataclass below, generically over its fields
+and type hints. Decoding is strict: a field missing, a field unknown, or a value of the wrong type raises
+`ProtocolError` naming the type and the field, so a host and a runner that disagree fail loudly instead
+of reading a default.
+
+No field here has a default that stands for a user's setting: those come from the host (its settings
+specs), and the request carries them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# The codec, re-exported: a side that speaks the protocol needs this one module.
+from coderefine_sandbox.codec import ProtocolError as ProtocolError
+from coderefine_sandbox.codec import from_dict as from_dict
+from coderefine_sandbox.codec import from_json as from_json
+from coderefine_sandbox.codec import to_dict as to_dict
+from coderefine_sandbox.codec import to_json as to_json
+
+# ----------------------------------------------------------------------------- requests
+
+Mode = Literal["baseline", "candidate"]
+
+
+@dataclass(frozen=True)
+class TimingParameters:
+    """How to time: interleaved process pairs, pyperf's values/warmups/min_time per process, the calibrated
+    loops (None while calibrating) and the noise floor the early stop and the confirmation use."""
+
+    pairs: int
+    values: int
+    warmups: int
+    min_time: float
+    loops: int | None
+    floor: float
+
+
+@dataclass(frozen=True)
+class CaptureLimits:
+    """How much of the tests' calls to the targets the recording keeps."""
+
+    max_calls_per_target: int
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class BehaviorTolerances:
+    """How a candidate's outcome is compared with the recorded one (see compare.py)."""
+
+    rel_tol: float
+    abs_tol: float
+    unordered: tuple[str, ...]  # targets whose returned sequences compare in any order
+
+
+@dataclass(frozen=True)
+class Bench:
+    """The user's own timing workload (`--bench`): a file relative to the workspace and its functions."""
+
+    file: str
+    functions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GeneratedPaths:
+    """Where the inputs generated from type hints (--gen-inputs) go; `count` per target (baseline only)."""
+
+    count: int
+    calls_path: str
+    report_path: str
+    unstable_path: str
+
+
+@dataclass(frozen=True)
+class RunnerRequest:
+    """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
+
+    mode: Mode
+    python: str
+    workspace: str  # the project copy under evaluation
+    original_workspace: str  # the original's copy (timing interleaves the two)
+    io_dir: str  # this run's scratch files
+    module_name: str
+    import_root: str
+    targets: tuple[str, ...]
+    tests: tuple[str, ...]
+    test_timeout: float
+    step_timeout: float
+    calls_path: str  # the baseline's recorded calls
+    unstable_path: str  # indices of the recorded calls the original does not repeat
+    capture: CaptureLimits
+    hash_seed: int
+    behavior: BehaviorTolerances
+    timing: TimingParameters | None  # None: no timing (the readability task)
+    bench: Bench | None
+    replay: bool  # candidate: whether there are recorded calls to replay
+    generate: GeneratedPaths | None  # baseline: generate inputs from type hints
+    generated: GeneratedPaths | None  # candidate: replay the generated inputs too
+
+
+# ----------------------------------------------------------------------------- reports: the steps
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    __test__ = False  # not a pytest test class
+
+    nodeid: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """The project's tests, run by pytest in the workspace."""
+
+    __test__ = False
+
+    timed_out: bool
+    duration: float
+    exit_code: int
+    output_tail: str
+    collected: int
+    passed: int
+    failed: int
+    skipped: int
+    failures: tuple[TestFailure, ...]
+    session_error: str | None  # pytest ended without a result (could not start, or was killed)
+    module_file: str | None  # where the tests imported the module from
+
+    @property
+    def stops_the_run(self) -> bool:
+        """Nothing after the tests means anything when they did not all pass (or none ran)."""
+        return self.timed_out or bool(self.failed) or not self.passed
+
+
+@dataclass(frozen=True)
+class MismatchExample:
+    function: str
+    kind: str  # return, exception, mutation, stdout, error
+    args: str
+    expected: str
+    got: str
+
+
+@dataclass(frozen=True)
+class HotSpot:
+    function: str
+    line: int
+    share: float  # of the profiled time spent in the target's module
+    calls: int
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """Recorded (or generated) calls replayed on a module version and compared with the recording."""
+
+    calls_compared: int
+    mismatches: int
+    mismatch_indices: tuple[int, ...]
+    examples: tuple[MismatchExample, ...]
+    seconds: float | None
+    profile: tuple[HotSpot, ...]
+    import_error: str | None  # the module version cannot be imported
+    error: str | None  # the replay step itself timed out or crashed
+
+    @classmethod
+    def failed(cls, error: str) -> ReplayReport:
+        return cls(0, 0, (), (), None, (), None, error)
+
+    @property
+    def problem(self) -> str | None:
+        """Why nothing can be concluded from this replay, if so."""
+        if self.error is not None:
+            return self.error
+        return None if self.import_error is None else f"the module cannot be imported: {self.import_error}"
+
+    @property
+    def differs(self) -> bool:
+        return self.problem is not None or self.mismatches > 0
+
+
+@dataclass(frozen=True)
+class CaptureSummary:
+    """What recording the tests' calls gave."""
+
+    recorded: int
+    counts: dict[str, int]  # outermost calls per target, recorded or not
+    unreplayable: dict[str, int]
+    truncated: bool
+    patched: tuple[str, ...]
+    module_file: str | None
+
+
+@dataclass(frozen=True)
+class TargetEvidence:
+    """Per target: outermost calls, calls recorded, calls usable (replayable and deterministic), lines."""
+
+    calls: int
+    recorded: int
+    usable: int
+    lines: int
+    covered: int
+    missed_lines: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GeneratedReport:
+    """Inputs generated from type hints and the original's outcomes on them."""
+
+    generated: dict[str, int]  # per target
+    skipped: dict[str, str]  # target -> why none were generated
+    unstable: int  # generated calls the original does not repeat
+    usable: int
+    error: str | None
+
+    @classmethod
+    def failed(cls, error: str) -> GeneratedReport:
+        return cls({}, {}, 0, 0, error)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The original's timing loops and the seconds of one pass over the workload."""
+
+    loops: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Estimate:
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The second, independent series a speedup must clear again."""
+
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+    pairs: int
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    """The interleaved timing of original and candidate: the estimate on `basis`, and both estimates."""
+
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+    basis: Literal["steady", "first"]
+    estimates: dict[str, Estimate]
+    pairs: int
+    loops: int
+    floor: float
+    confirmation: Confirmation | None  # None: the first series did not clear the floor
+
+
+# ----------------------------------------------------------------------------- reports: the modes
+# The runner fills these step by step (so they are not frozen); a step that did not run stays None.
+
+
+@dataclass
+class BaselineReport:
+    tests: TestRun | None = None
+    capture_error: str | None = None
+    capture: CaptureSummary | None = None
+    pinned: tuple[str, ...] = ()
+    not_pinned: tuple[str, ...] = ()
+    coverage_method: str = "none"
+    evidence: dict[str, TargetEvidence] = field(default_factory=dict)
+    self_check: ReplayReport | None = None  # the original replayed on its own recording
+    generated: GeneratedReport | None = None
+    calibration: Calibration | None = None
+    calibration_error: str | None = None
+    runner_error: str | None = None  # the runner itself failed
+    cpu_seconds: float = 0.0
+
+
+@dataclass
+class CandidateReport:
+    tests: TestRun | None = None
+    behavior: ReplayReport | None = None
+    generated_behavior: ReplayReport | None = None
+    timing: TimingReport | None = None
+    timing_error: str | None = None
+    runner_error: str | None = None
+    cpu_seconds: float = 0.0
+
+
+RunnerReport = BaselineReport | CandidateReport
+REPORTS: dict[str, type[RunnerReport]] = {
+    "baseline": BaselineReport,
+    "candidate": CandidateReport,
+}

@@ -1,0 +1,111 @@
+"""The tests step: the project's tests under pytest in a workspace, with the calls to the targets recorded
+(baseline) or not (candidates), summed up as a `TestRun`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_stale, run_step
+from coderefine_sandbox.protocol import RunnerRequest, TestFailure, TestRun
+
+
+def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
+    results_path = os.path.join(request.io_dir, "pytest-results.json")
+    progress_path = os.path.join(request.io_dir, "pytest-progress.txt")
+    remove_stale(results_path, progress_path)
+    env = base_env(request, workspace)
+    env["CODEREFINE_RESULTS"] = results_path
+    env["CODEREFINE_PROGRESS"] = progress_path
+    if capture:
+        env["CODEREFINE_CAPTURE"] = json.dumps(
+            {
+                "module": request.module_name,
+                "targets": list(request.targets),
+                "max_calls": request.capture.max_calls_per_target,
+                "max_bytes": request.capture.max_bytes,
+            }
+        )
+        env["CODEREFINE_CALLS_OUT"] = os.path.join(request.io_dir, "calls.pkl")
+    argv = [
+        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "coderefine_sandbox.pytest_plugin",
+        "--rootdir",
+        workspace,
+        *request.tests,
+    ]
+    started = time.perf_counter()
+    try:
+        proc = run_step(argv, cwd=workspace, env=env, timeout=request.test_timeout)
+    except StepTimeout:
+        running = read_text(progress_path)
+        where = f" while running {running}" if running else ""
+        message = f"timed out after {request.test_timeout:g}s{where}"
+        failure = TestFailure(running or "<session>", message)
+        return _unfinished(time.perf_counter() - started, -1, "", timed_out=True, failure=failure)
+    duration = time.perf_counter() - started
+    output = proc.stdout
+    if not os.path.exists(results_path):
+        # pytest never reached the end of a session: it could not start (not importable, a broken
+        # conftest or plugin) or it was killed. Kept apart from test failures so the host can tell.
+        return _unfinished(
+            duration,
+            proc.returncode,
+            output,
+            timed_out=False,
+            failure=TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:]),
+            session_error=output.strip().splitlines()[-1] if output.strip() else f"exit code {proc.returncode}",
+        )
+    with open(results_path, encoding="utf-8") as fh:
+        results = json.load(fh)
+    outcomes: dict[str, str] = results["outcomes"]
+    return TestRun(
+        timed_out=False,
+        duration=duration,
+        exit_code=results["exit_code"],
+        output_tail=output[-3000:],
+        collected=results["collected"],
+        passed=sum(1 for o in outcomes.values() if o == "passed"),
+        failed=sum(1 for o in outcomes.values() if o == "failed"),
+        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
+        failures=tuple(
+            TestFailure(nodeid, results["messages"].get(nodeid, ""))
+            for nodeid, outcome in outcomes.items()
+            if outcome == "failed"
+        ),
+        session_error=None,
+        module_file=results.get("module_file"),
+    )
+
+
+def _unfinished(
+    duration: float,
+    exit_code: int,
+    output: str,
+    *,
+    timed_out: bool,
+    failure: TestFailure,
+    session_error: str | None = None,
+) -> TestRun:
+    """A test run that ended without pytest's results (timed out, or the session never finished)."""
+    return TestRun(
+        timed_out=timed_out,
+        duration=duration,
+        exit_code=exit_code,
+        output_tail=output[-3000:],
+        collected=0,
+        passed=0,
+        failed=1,
+        skipped=0,
+        failures=(failure,),
+        session_error=session_error,
+        module_file=None,
+    )

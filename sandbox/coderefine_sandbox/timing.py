@@ -1,0 +1,189 @@
+"""The timing steps: calibrating the original's loops (baseline) and timing original against candidate in
+interleaved worker processes (candidates), with the statistics of stats.py."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
+from coderefine_sandbox.protocol import Calibration, Confirmation, Estimate, RunnerRequest, TimingReport
+from coderefine_sandbox.stats import paired_speedup
+
+# How much more a candidate may gain from repeated passes than the original before the first pass is used.
+WARM_GAIN_LIMIT = 1.25
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """One timing worker's figures, in seconds per workload pass: its steady state (the mean of its values),
+    its first pass (the warmup, before any state such as a cache could build up), and its loop count."""
+
+    steady: float
+    first: float
+    loops: int
+
+    def on(self, basis: str) -> float:
+        return self.steady if basis == "steady" else self.first
+
+
+Series = dict[str, list[WorkerRun]]  # "original" and "candidate", pair k at index k
+
+
+def _timing_argv(request: RunnerRequest, workspace: str, out: str, extra: list[str]) -> list[str]:
+    timing = request.timing
+    assert timing is not None
+    return [
+        *step_argv("timing_worker", request, workspace),
+        "--worker",
+        "--quiet",
+        "--values",
+        str(timing.values),
+        "--warmups",
+        str(timing.warmups),
+        "--min-time",
+        str(timing.min_time),
+        "-o",
+        out,
+        *extra,
+        "--calls",
+        request.calls_path,
+        "--exclude",
+        request.unstable_path,
+        *_bench_argv(request, workspace),
+    ]
+
+
+def _bench_argv(request: RunnerRequest, workspace: str) -> list[str]:
+    """The user's benchmark (`--bench`), loaded from the workspace being timed, or nothing."""
+    if request.bench is None:
+        return []
+    argv = ["--bench-file", os.path.join(workspace, request.bench.file)]
+    for function in request.bench.functions:
+        argv += ["--bench-function", function]
+    return argv
+
+
+def _timing_run(request: RunnerRequest, workspace: str, extra: list[str], tag: str, seed: int) -> WorkerRun:
+    """One fresh worker process."""
+    import pyperf  # only the runner process needs it, and only when timing
+
+    out = os.path.join(request.io_dir, f"timing-{tag}.json")
+    remove_stale(out)
+    env = base_env(request, workspace)
+    env["PYTHONHASHSEED"] = str(seed)
+    proc = run_step(_timing_argv(request, workspace, out, extra), cwd=workspace, env=env, timeout=request.step_timeout)
+    if not os.path.exists(out):
+        raise RuntimeError(f"timing worker failed:\n{proc.stdout[-1500:]}")
+    run = pyperf.Benchmark.load(out).get_runs()[-1]
+    warmups = [value for _, value in run.warmups]
+    values = list(run.values) or warmups[-1:]
+    return WorkerRun(
+        steady=sum(values) / len(values),
+        first=warmups[0] if warmups else values[0],
+        loops=int(run.get_metadata().get("loops", 1)),
+    )
+
+
+def calibrate(request: RunnerRequest) -> Calibration:
+    """The original's loop count, and the seconds of one pass over the workload; StepTimeout or
+    RuntimeError when its timing fails."""
+    loops = _timing_run(request, request.workspace, ["--calibrate-loops"], "calibrate", 0).loops
+    # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
+    seconds = _timing_run(request, request.workspace, ["--loops", str(loops)], "baseline", 1).steady
+    return Calibration(loops=loops, seconds=seconds)
+
+
+def warm_gain(runs: list[WorkerRun]) -> float:
+    """Median of first-pass time over steady-state time: how much repetition speeds a process up."""
+    ratios = sorted(r.first / r.steady for r in runs if r.steady > 0)
+    return ratios[len(ratios) // 2] if ratios else 1.0
+
+
+def estimates(runs: Series) -> dict[str, Estimate]:
+    found = {}
+    for basis in ("steady", "first"):
+        original = [r.on(basis) for r in runs["original"]]
+        candidate = [r.on(basis) for r in runs["candidate"]]
+        speedup, low, high = paired_speedup(original, candidate)
+        found[basis] = Estimate(
+            speedup=speedup,
+            ci=(low, high),
+            original_seconds=sum(original) / len(original),
+            candidate_seconds=sum(candidate) / len(candidate),
+        )
+    return found
+
+
+def basis(runs: Series) -> str:
+    return "first" if warm_gain(runs["candidate"]) > WARM_GAIN_LIMIT * warm_gain(runs["original"]) else "steady"
+
+
+def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
+    """`count` interleaved pairs, stopping early once the candidate cannot turn out faster."""
+    timing = request.timing
+    assert timing is not None
+    loops = ["--loops", str(timing.loops)]
+    series: Series = {"original": [], "candidate": []}
+    for k in range(first, first + count):
+        order = [("original", request.original_workspace), ("candidate", request.workspace)]
+        if k % 2:
+            order.reverse()
+        for tag, workspace in order:
+            series[tag].append(_timing_run(request, workspace, loops, f"{tag}-{k}", k + 1))
+        if k > first and all(e.ci[1] < 1.0 + timing.floor for e in estimates(series).values()):
+            break
+    return series
+
+
+def measure(request: RunnerRequest) -> TimingReport:
+    """Interleave original (A) and candidate (B) worker processes: AB, BA, AB, ... one pair per hash seed.
+
+    Two estimates come out: steady state (the later passes in a process) and first pass. They agree
+    unless the candidate keeps state between calls, typically a cache: replaying the same recorded calls
+    pass after pass then flatters it in a way no real caller would see. When the candidate gains much
+    more from repetition than the original does, the (noisier) first-pass estimate is reported instead.
+
+    A speedup is claimed only when it shows twice: if the first series of pairs clears the noise floor,
+    a second, independent series must clear it too (a 95% interval alone is wrong one time in forty, and
+    a tool that times many candidates meets that one time). The figure reported is then the estimate
+    over both series.
+
+    From the second pair of a series on, once both intervals lie wholly below the noise floor the
+    candidate cannot turn out faster, so the rest of the series is skipped. Stopping early only ever on
+    the side of rejection cannot make a false speedup; it saves minutes on candidates that are slower.
+
+    Raises StepTimeout or RuntimeError when a worker fails.
+    """
+    timing = request.timing
+    assert timing is not None
+    if timing.loops is None:
+        raise RuntimeError("the original's timing was never calibrated")
+    floor = 1.0 + timing.floor
+    runs = _time_pairs(request, 0, timing.pairs)
+    confirmation = None
+    if estimates(runs)[basis(runs)].ci[0] >= floor:
+        second = _time_pairs(request, timing.pairs, timing.pairs)
+        runs = {tag: runs[tag] + second[tag] for tag in runs}
+        confirmed = estimates(second)[basis(runs)]
+        confirmation = Confirmation(
+            speedup=confirmed.speedup,
+            ci=confirmed.ci,
+            original_seconds=confirmed.original_seconds,
+            candidate_seconds=confirmed.candidate_seconds,
+            pairs=len(second["original"]),
+        )
+    found = estimates(runs)
+    chosen = basis(runs)
+    return TimingReport(
+        speedup=found[chosen].speedup,
+        ci=found[chosen].ci,
+        original_seconds=found[chosen].original_seconds,
+        candidate_seconds=found[chosen].candidate_seconds,
+        basis="first" if chosen == "first" else "steady",
+        estimates=found,
+        pairs=len(runs["original"]),
+        loops=timing.loops,
+        floor=timing.floor,
+        confirmation=confirmation,
+    )

@@ -1,0 +1,140 @@
+"""Fully populated protocol records, for round trips and for breaking on purpose."""
+
+from __future__ import annotations
+
+from coderefine_sandbox.protocol import (
+    BaselineReport,
+    BehaviorTolerances,
+    Bench,
+    Calibration,
+    CandidateReport,
+    CaptureLimits,
+    CaptureSummary,
+    Confirmation,
+    Estimate,
+    GeneratedPaths,
+    GeneratedReport,
+    HotSpot,
+    MismatchExample,
+    ReplayReport,
+    RunnerRequest,
+    TargetEvidence,
+    TestFailure,
+    TestRun,
+    TimingParameters,
+    TimingReport,
+)
+
+
+def request(**changes: object) -> RunnerRequest:
+    fields: dict[str, object] = {
+        "mode": "candidate",
+        "python": "/usr/bin/python3",
+        "workspace": "/run/cand-1",
+        "original_workspace": "/run/original",
+        "io_dir": "/run/io-1",
+        "module_name": "pkg.mod",
+        "import_root": "src",
+        "targets": ("f", "C.g"),
+        "tests": ("tests/test_mod.py",),
+        "test_timeout": 30.0,
+        "step_timeout": 60.0,
+        "calls_path": "/run/io/calls.pkl",
+        "unstable_path": "/run/io/unstable.json",
+        "capture": CaptureLimits(max_calls_per_target=500, max_bytes=1024),
+        "hash_seed": 0,
+        "behavior": BehaviorTolerances(rel_tol=1e-6, abs_tol=0.0, unordered=("f",)),
+        "timing": TimingParameters(pairs=6, values=3, warmups=1, min_time=0.1, loops=128, floor=0.05),
+        "bench": Bench(file="bench.py", functions=("bench_f",)),
+        "replay": True,
+        "generate": None,
+        "generated": GeneratedPaths(count=0, calls_path="g.pkl", report_path="g.json", unstable_path="gu.json"),
+    }
+    fields.update(changes)
+    return RunnerRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_run() -> TestRun:
+    return TestRun(
+        timed_out=False,
+        duration=1.25,
+        exit_code=1,
+        output_tail="1 failed, 2 passed",
+        collected=3,
+        passed=2,
+        failed=1,
+        skipped=0,
+        failures=(TestFailure("tests/test_mod.py::test_f", "assert 1 == 2"),),
+        session_error=None,
+        module_file="/run/cand-1/src/pkg/mod.py",
+    )
+
+
+test_run.__test__ = False  # type: ignore[attr-defined]  # a sample, not a test
+
+
+def replay_report() -> ReplayReport:
+    return ReplayReport(
+        calls_compared=40,
+        mismatches=1,
+        mismatch_indices=(7,),
+        examples=(MismatchExample("f", "return", "(1, 2)", "3", "4"),),
+        seconds=0.02,
+        profile=(HotSpot("f", 3, 0.123456, 40),),
+        import_error=None,
+        error=None,
+    )
+
+
+def timing_report() -> TimingReport:
+    steady = Estimate(speedup=1.5, ci=(1.3, 1.7), original_seconds=0.3, candidate_seconds=0.2)
+    first = Estimate(speedup=1.4, ci=(1.1, 1.8), original_seconds=0.31, candidate_seconds=0.22)
+    return TimingReport(
+        speedup=1.5,
+        ci=(1.3, 1.7),
+        original_seconds=0.3,
+        candidate_seconds=0.2,
+        basis="steady",
+        estimates={"steady": steady, "first": first},
+        pairs=12,
+        loops=128,
+        floor=0.05,
+        confirmation=Confirmation(speedup=1.45, ci=(1.2, 1.7), original_seconds=0.3, candidate_seconds=0.21, pairs=6),
+    )
+
+
+def baseline_report() -> BaselineReport:
+    return BaselineReport(
+        tests=test_run(),
+        capture_error=None,
+        capture=CaptureSummary(
+            recorded=40,
+            counts={"f": 41},
+            unreplayable={"f": 1},
+            truncated=False,
+            patched=("f",),
+            module_file="/run/original/src/pkg/mod.py",
+        ),
+        pinned=("random: its state",),
+        not_pinned=("os.urandom",),
+        coverage_method="sys.monitoring",
+        evidence={"f": TargetEvidence(calls=41, recorded=40, usable=39, lines=5, covered=4, missed_lines=(9,))},
+        self_check=replay_report(),
+        generated=GeneratedReport(generated={"f": 10}, skipped={"C.g": "a method"}, unstable=1, usable=9, error=None),
+        calibration=Calibration(loops=128, seconds=0.3),
+        calibration_error=None,
+        runner_error=None,
+        cpu_seconds=3.5,
+    )
+
+
+def candidate_report() -> CandidateReport:
+    return CandidateReport(
+        tests=test_run(),
+        behavior=replay_report(),
+        generated_behavior=ReplayReport.failed("replaying the recorded calls timed out after 60s"),
+        timing=timing_report(),
+        timing_error=None,
+        runner_error=None,
+        cpu_seconds=7.25,
+    )
