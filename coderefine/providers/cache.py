@@ -1,9 +1,12 @@
 """Answers saved on disk, keyed by everything that shapes them, so a repeated run costs nothing.
 
 The key is a hash of the endpoint, the model, the messages and the sampling parameters: change any of
-them and the request goes to the model again. One exception keeps the cache useful: measured figures
-(durations, speedups, percentages) differ a little on every run, so decimals and percentages outside
-code blocks are masked in the key. Code, test names, counts and every other word must match exactly.
+them and the request goes to the model again. One exception keeps the cache useful: what was measured
+differs a little on every run, so it is masked in the key outside code blocks: decimals and percentages
+(durations, speedups, shares), the number of timing pairs (timing stops early once a candidate cannot turn
+out faster), and the profile's hot spots as a whole (which functions rank highest, and in what order, is a
+measurement too: two at 2% swap places under load). Code, test names, counts and every other word must
+match exactly.
 One JSON file per answer under `folder/ab/abcdef....json`, written atomically; an unreadable entry is
 treated as a miss, never as an error.
 """
@@ -18,17 +21,23 @@ from typing import Any
 
 from coderefine.errors import WriteConflict
 from coderefine.refine.context import ModelReply
+from coderefine.refine.facts import HOT_SPOTS_LABEL, TIMING_PAIRS_LABEL
 from coderefine.writeback import write_text_atomically
 
 CACHE_FORMAT = 1
 _FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
-_MEASURED = re.compile(r"\d+\.\d+|\d+(?=%)")
+_MEASURED = re.compile(rf"\d+\.\d+|\d+(?=%)|\d+(?= {re.escape(TIMING_PAIRS_LABEL)})")
+_HOT_SPOTS = re.compile(rf"^{re.escape(HOT_SPOTS_LABEL)}.*$", re.MULTILINE)
+
+
+def _mask(prose: str) -> str:
+    return _MEASURED.sub("#", _HOT_SPOTS.sub(f"{HOT_SPOTS_LABEL} #", prose))
 
 
 def mask_measurements(text: str) -> str:
-    """Replace decimals and percentages outside fenced code with '#': '1.92x [1.80, 2.05]' -> '#x [#, #]'."""
+    """Replace what was measured outside fenced code with '#': '1.92x [1.80, 2.05]' -> '#x [#, #]'."""
     parts = _FENCED.split(text)
-    return "".join(part if index % 2 else _MEASURED.sub("#", part) for index, part in enumerate(parts))
+    return "".join(part if index % 2 else _mask(part) for index, part in enumerate(parts))
 
 
 def cache_key(endpoint: str, model: str, messages: list[dict[str, str]], parameters: dict[str, Any]) -> str:

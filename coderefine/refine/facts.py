@@ -10,6 +10,9 @@ from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
 
 _FAILURE_LIMIT = 600
 _MAX_FAILURES = 3
+# Lines and phrases whose content is measured as a whole: the response cache masks them in its key.
+HOT_SPOTS_LABEL = "- Hot spots (profile of the recorded calls, own time):"
+TIMING_PAIRS_LABEL = "interleaved process pairs"
 
 
 def _trim(text: str, limit: int) -> str:
@@ -86,7 +89,7 @@ def timing_lines(evaluation: Evaluation) -> list[str]:
     return [
         f"- Speed: {timing.speedup:.2f}x, 95% interval [{timing.ci_low:.2f}, {timing.ci_high:.2f}]: {verdict}. "
         f"One pass over the {timing.workload}: original {_seconds(timing.original_seconds)}, "
-        f"this version {_seconds(timing.candidate_seconds)} ({timing.pairs} interleaved process pairs"
+        f"this version {_seconds(timing.candidate_seconds)} ({timing.pairs} {TIMING_PAIRS_LABEL}"
         + (
             "; first pass of each process, because later passes were flattered by state kept between calls"
             if timing.basis == "first"
@@ -102,7 +105,7 @@ def hot_spot_lines(evaluation: Evaluation) -> list[str]:
     spots = ", ".join(
         f"`{s.function}` (line {s.line}) {s.share:.0%} of the time in {s.calls} calls" for s in evaluation.hot_spots[:4]
     )
-    return [f"- Hot spots (profile of the recorded calls, own time): {spots}."]
+    return [f"{HOT_SPOTS_LABEL} {spots}."]
 
 
 def metric_lines(evaluation: Evaluation, reference: Evaluation | None = None) -> list[str]:

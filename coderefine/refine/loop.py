@@ -20,11 +20,12 @@ import difflib
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from coderefine.evaluation.evaluator import Evaluator
 from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
 from coderefine.records import INSUFFICIENT_TESTS, Baseline, Candidate, Iteration, Role, Usage, Verdict
-from coderefine.refine.candidate import CandidateRejected, build_candidate, original_candidate
+from coderefine.refine.candidate import build_candidate, original_candidate
 from coderefine.refine.context import ModelReply, ModelRequest, RunContext
+from coderefine.refine.evaluator import Evaluator
+from coderefine.refine.extract import CandidateRejected
 from coderefine.refine.prompts import build_prompt
 from coderefine.refine.tasks import Scorer, TaskSpec, correctness_problem
 

@@ -1,53 +1,35 @@
 """One `coderefine optimize|readability FILE` run, from validated options to a Result.
 
 Validation happens up front and in the order a user fixes things (file, function, script, tests), so
-bad input fails in well under a second with one line, before any sandbox starts.
+bad input fails in well under a second with one line, before any sandbox starts. `_Run.go` is the
+composition root and reads top to bottom: validate, choose the provider, the project and the sandbox,
+prepare the provider, build the evaluation settings and the loop, run it, write the best back.
 """
 
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
-from pathlib import Path
 
 from coderefine.errors import CoderefineError, ExitCode, UsageError
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
-from coderefine.evaluation.project import resolve_project
-from coderefine.evaluation.workload import parse_bench
+from coderefine.evaluation.project import Project, resolve_project
+from coderefine.evaluation.workload import UserBenchmark, parse_bench
 from coderefine.providers.base import Provider
 from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.records import INSUFFICIENT_TESTS, Result, RunError, Usage
 from coderefine.refine.context import RunContext
 from coderefine.refine.loop import LoopObserver, LoopSettings, RefinementLoop
-from coderefine.refine.tasks import load_task, scorer_for
+from coderefine.refine.options import RunOptions
+from coderefine.refine.tasks import TaskSpec, load_task, scorer_for
 from coderefine.refine.trace import TracingProvider, write_run_record
-from coderefine.sandboxes.base import looks_secret
+from coderefine.sandboxes.base import Sandbox, looks_secret
 from coderefine.sandboxes.registry import make_sandbox
-from coderefine.settings import Settings
-from coderefine.source import is_script, read_source, resolve_targets, runs_as_program
+from coderefine.source import SourceFile, is_script, read_source, resolve_targets, runs_as_program
 from coderefine.writeback import write_atomically
 
 # Inputs generated per target with --gen-inputs: enough to reach the edge cases hypothesis favours
 # (empty, zero, negative, duplicates) at about a second of generation per target.
 GENERATED_PER_TARGET = 50
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    task: str
-    file: Path
-    settings: Settings  # provider, model, budgets, sandbox, limits: flag > env > pyproject > default
-    function: str | None = None
-    tests: Path | None = None
-    root: Path | None = None
-    script: Path | None = None
-    write: bool = False
-    trace: Path | None = None
-    pass_env: tuple[str, ...] = ()
-    keep_workspaces: bool = False
-    expected_sha256: str | None = None  # replay: the file as it was traced
-    bench: str | None = None  # --bench FILE[::NAME]: time this instead of the recorded calls
-    timing_lock: Path | None = None  # bench --jobs N: serialises the sandbox runs that time code
 
 
 def _check_pass_env(options: RunOptions) -> None:
@@ -133,51 +115,82 @@ class _Run:
         )
 
     def go(self, observer: LoopObserver | None) -> None:
+        """The run, step by step: each step fails with one line before the next starts anything costly."""
+        options = self.options
+        task, source, targets = self._validate()
+        model_provider, choice_reason = self._choose_provider()
+        project = resolve_project(source.path, options.tests, options.root)
+        bench = parse_bench(options.bench, project.root) if options.bench else None
+        if bench is not None and not task.measure_speed:
+            raise UsageError(f"--bench times a workload; the {task.name} task measures no speed")
+        sandbox = self._choose_sandbox()
+        if observer is not None:
+            self._note_choices(observer, choice_reason, bench)
+        provider = self._prepare_provider(model_provider, project, source)  # wrapped for --trace
+        evaluation_settings = self._evaluation_settings(task, source, targets, bench)
+        evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
+        self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
+        try:
+            self.loop.run()
+        finally:
+            evaluator.close()
+            self.provider_warnings = tuple(getattr(model_provider, "warnings", ()))
+        self._write_best(source)
+
+    # ----------------------------------------------------------------- the steps, in order
+
+    def _validate(self) -> tuple[TaskSpec, SourceFile, tuple[str, ...]]:
+        """The options a user fixes first, in the order they would fix them: env names, task, file, function."""
         options = self.options
         _check_pass_env(options)
-        settings = options.settings
         task = load_task(options.task)
         source = read_source(options.file)
         self.original_code = source.text
         if options.expected_sha256 is not None and options.expected_sha256 != source.raw_sha256:
             self.warnings.append(f"{options.file} changed since the trace was made; the replay may take another path")
         targets = resolve_targets(source.text, options.function, options.file)
-        choice = choose_provider(settings, options.script)
-        model_provider = make_provider(choice.name, settings, options.script)
-        provider: Provider = model_provider
-        model = getattr(provider, "description", None)
-        self.provider_facts = (provider.name, choice.reason, model)
-        project = resolve_project(source.path, options.tests, options.root)
-        bench = parse_bench(options.bench, project.root) if options.bench else None
-        if bench is not None and not task.measure_speed:
-            raise UsageError(f"--bench times a workload; the {task.name} task measures no speed")
+        return task, source, targets
+
+    def _choose_provider(self) -> tuple[Provider, str]:
+        """The model provider, and why it was chosen (a flag, a setting, a key in the environment, or none)."""
+        options = self.options
+        choice = choose_provider(options.settings, options.script)
+        provider = make_provider(choice.name, options.settings, options.script)
+        self.provider_facts = (provider.name, choice.reason, getattr(provider, "description", None))
+        return provider, choice.reason
+
+    def _choose_sandbox(self) -> Sandbox:
+        settings = self.options.settings
         sandbox = make_sandbox(settings["sandbox"], settings["image"])
-        sandbox_reason = sandbox.reason or f"set by {settings.source('sandbox')}"
-        self.sandbox_facts = (sandbox.name, sandbox_reason)
+        self.sandbox_facts = (sandbox.name, sandbox.reason or f"set by {settings.source('sandbox')}")
         if sandbox.warning:
             self.warnings.append(sandbox.warning)
-        if observer is not None:
-            observer.note(f"provider: {provider.name}{f' ({model})' if model else ''} - {choice.reason}")
-            observer.note(f"sandbox: {sandbox.name} - {sandbox_reason}")
-            if bench is not None:
-                observer.note(f"timing workload: {', '.join(bench.functions)} from {bench.file.as_posix()} (--bench)")
+        return sandbox
+
+    def _note_choices(self, observer: LoopObserver, provider_reason: str, bench: UserBenchmark | None) -> None:
+        provider, _, model = self.provider_facts
+        sandbox, sandbox_reason = self.sandbox_facts
+        observer.note(f"provider: {provider}{f' ({model})' if model else ''} - {provider_reason}")
+        observer.note(f"sandbox: {sandbox} - {sandbox_reason}")
+        if bench is not None:
+            observer.note(f"timing workload: {', '.join(bench.functions)} from {bench.file.as_posix()} (--bench)")
+
+    def _prepare_provider(self, provider: Provider, project: Project, source: SourceFile) -> Provider:
+        """Check a model provider's key and URL now, not after the baseline; wrap it for --trace."""
+        options = self.options
         preflight = getattr(provider, "check", None)
-        if callable(preflight):  # model providers: a wrong key or URL fails now, not after the baseline
+        if callable(preflight):
             preflight()
         if options.trace is not None:
             provider = TracingProvider(provider, options.trace)
             write_run_record(options.trace, options, project.root, source.raw_sha256)
+        return provider
 
-        whole_module = options.function is None and is_script(source.text)
-        context = RunContext(
-            task=task.name,
-            file=str(options.file),
-            original_code=source.text,
-            targets=targets,
-            allowed=(targets if options.function is not None else None),
-            whole_module=whole_module,
-            offline_rules=task.offline_rules,
-        )
+    def _evaluation_settings(
+        self, task: TaskSpec, source: SourceFile, targets: tuple[str, ...], bench: UserBenchmark | None
+    ) -> EvaluationSettings:
+        options = self.options
+        settings = options.settings
         gen_inputs = 0
         if settings["gen_inputs"]:
             try:
@@ -191,7 +204,7 @@ class _Run:
         unknown = [name for name in settings["unordered"] if name not in targets]
         if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
             self.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
-        evaluation_settings = EvaluationSettings(
+        return EvaluationSettings(
             measure_speed=task.measure_speed,
             test_timeout=settings["timeout"],
             memory_mb=settings["memory_mb"],
@@ -210,31 +223,42 @@ class _Run:
             bench=bench,
             timing_lock=options.timing_lock,
         )
-        evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
-        loop = RefinementLoop(
-            task,
-            scorer_for(task),
-            provider,
-            evaluator,
-            context,
-            LoopSettings(
-                max_iterations=settings["max_iterations"] or task.max_iterations,
-                patience=settings["patience"] or task.patience,
-                min_improvement=task.min_improvement,
-                max_calls=settings["max_calls"],
-                max_tokens=settings["max_tokens"],
-                context_tokens=settings["context_tokens"],
-            ),
-            observer,
+
+    def _build_loop(
+        self,
+        task: TaskSpec,
+        source: SourceFile,
+        targets: tuple[str, ...],
+        provider: Provider,
+        evaluator: Evaluator,
+        observer: LoopObserver | None,
+    ) -> RefinementLoop:
+        options = self.options
+        settings = options.settings
+        context = RunContext(
+            task=task.name,
+            file=str(options.file),
+            original_code=source.text,
+            targets=targets,
+            allowed=(targets if options.function is not None else None),
+            whole_module=options.function is None and is_script(source.text),
+            offline_rules=task.offline_rules,
         )
-        self.loop = loop
-        try:
-            loop.run()
-        finally:
-            evaluator.close()
-            self.provider_warnings = tuple(getattr(model_provider, "warnings", ()))
-        best = loop.outcome().best
-        if options.write and best is not None and best.candidate is not None:
+        loop_settings = LoopSettings(
+            max_iterations=settings["max_iterations"] or task.max_iterations,
+            patience=settings["patience"] or task.patience,
+            min_improvement=task.min_improvement,
+            max_calls=settings["max_calls"],
+            max_tokens=settings["max_tokens"],
+            context_tokens=settings["context_tokens"],
+        )
+        return RefinementLoop(task, scorer_for(task), provider, evaluator, context, loop_settings, observer)
+
+    def _write_best(self, source: SourceFile) -> None:
+        """--write: the best verified candidate replaces the file, atomically, if the file is as it was read."""
+        assert self.loop is not None
+        best = self.loop.outcome().best
+        if self.options.write and best is not None and best.candidate is not None:
             data = best.candidate.code.encode("utf-8")
             write_atomically(source.path, (b"\xef\xbb\xbf" + data) if source.has_bom else data, source.raw_sha256)
             self.written = True

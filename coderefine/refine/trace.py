@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coderefine.errors import BadScript, CoderefineError
 from coderefine.providers.base import Provider
 from coderefine.records import Role
 from coderefine.refine.context import ModelReply, ModelRequest
+from coderefine.refine.options import RunOptions
 from coderefine.writeback import write_text_atomically
-
-if TYPE_CHECKING:
-    from coderefine.refine.run import RunOptions
 
 RUN_RECORD = "run.json"
 SCRIPT = "script.json"

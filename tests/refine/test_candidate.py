@@ -7,7 +7,9 @@ import textwrap
 
 import pytest
 
-from coderefine.refine.candidate import CandidateRejected, ast_key, build_candidate, extract_code, merge_definitions
+from coderefine.refine.candidate import ast_key, build_candidate
+from coderefine.refine.extract import CandidateRejected, extract_code
+from coderefine.refine.merge import merge_definitions
 
 ORIGINAL = textwrap.dedent(
     '''
