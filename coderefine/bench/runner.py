@@ -31,6 +31,7 @@ from typing import Any
 from coderefine.bench.results import TaskRecord, record_from_result
 from coderefine.bench.suite import REFERENCE, BenchTask
 from coderefine.errors import BenchStateError, CoderefineError, ExitCode
+from coderefine.fences import fenced
 from coderefine.records import INSUFFICIENT_TESTS
 from coderefine.refine.run import RunOptions, execute, unstarted
 from coderefine.refine.tasks import load_task
@@ -79,7 +80,7 @@ class BenchTaskError(CoderefineError):
 def oracle_script(reference: Path, destination: Path) -> Path:
     """A one-candidate script offering the reference solution, judged by the same loop and gate."""
     code = reference.read_text(encoding="utf-8")
-    message = f"The reference solution:\n```python\n{code}\n```\n"
+    message = f"The reference solution:\n{fenced(code, 'python')}\n"
     destination.write_text(json.dumps({"generate": [message], "feedback": [ORACLE_FEEDBACK]}), encoding="utf-8")
     return destination
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from coderefine.fences import fenced
 from coderefine.github.diff import Definition
 
 
@@ -58,10 +59,4 @@ def apply_change(original: str, change: LineChange) -> str:
 
 def suggestion_block(replacement: str) -> str:
     """A ```suggestion block; the fence outgrows any run of backticks inside the code."""
-    longest = run = 0
-    for char in replacement:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * max(3, longest + 1)
-    body = replacement if replacement.endswith("\n") or not replacement else replacement + "\n"
-    return f"{fence}suggestion\n{body}{fence}"
+    return fenced(replacement, "suggestion")

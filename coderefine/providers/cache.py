@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from coderefine.errors import WriteConflict
+from coderefine.fences import FENCED_BLOCK
 from coderefine.refine.context import ModelReply
 from coderefine.refine.facts import HOT_SPOTS_LABEL, TIMING_PAIRS_LABEL
 from coderefine.writeback import write_text_atomically
 
 CACHE_FORMAT = 1
-_FENCED = re.compile(r"(```.*?(?:```|\Z))", re.DOTALL)
 _MEASURED = re.compile(rf"\d+\.\d+|\d+(?=%)|\d+(?= {re.escape(TIMING_PAIRS_LABEL)})")
 _HOT_SPOTS = re.compile(rf"^{re.escape(HOT_SPOTS_LABEL)}.*$", re.MULTILINE)
 
@@ -36,8 +36,11 @@ def _mask(prose: str) -> str:
 
 def mask_measurements(text: str) -> str:
     """Replace what was measured outside fenced code with '#': '1.92x [1.80, 2.05]' -> '#x [#, #]'."""
-    parts = _FENCED.split(text)
-    return "".join(part if index % 2 else _mask(part) for index, part in enumerate(parts))
+    parts, end = [], 0
+    for block in FENCED_BLOCK.finditer(text):
+        parts += [_mask(text[end : block.start()]), block.group(0)]
+        end = block.end()
+    return "".join([*parts, _mask(text[end:])])
 
 
 def cache_key(endpoint: str, model: str, messages: list[dict[str, str]], parameters: dict[str, Any]) -> str:

@@ -8,14 +8,11 @@ rejected with a reason the feedback step can pass on.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 from coderefine.cst_nodes import parses
+from coderefine.fences import FENCED_BLOCK
 
-_FENCE = re.compile(
-    r"(?P<fence>```|~~~)[ \t]*(?P<lang>[\w+#.-]*)[^\n]*\n(?P<body>.*?)(?:\n[ \t]*(?P=fence)|\Z)", re.DOTALL
-)
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3", "pycon", "ipython"}
 
 
@@ -45,7 +42,7 @@ def extract_code(message: str) -> Extracted:
     """
     if not message.strip():
         raise CandidateRejected("the message was empty")
-    blocks = list(_FENCE.finditer(message))
+    blocks = list(FENCED_BLOCK.finditer(message))
     if not blocks:
         return Extracted(code=message.strip("\n") + "\n", truncated=False)
     python = [block for block in blocks if block.group("lang").lower() in _PYTHON_TAGS]
@@ -74,7 +71,7 @@ def extract_code(message: str) -> Extracted:
 
 def has_fence(message: str) -> bool:
     """Whether the message holds a fenced code block at all (else the whole message is taken as code)."""
-    return _FENCE.search(message) is not None
+    return FENCED_BLOCK.search(message) is not None
 
 
 def parse_or_reject(code: str, what: str = "the code") -> None:

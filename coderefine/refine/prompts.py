@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from string import Template
 
+from coderefine.fences import fenced
 from coderefine.records import Iteration, Role
 from coderefine.refine.context import RunContext
 from coderefine.refine.facts import baseline_facts, iteration_facts
@@ -83,7 +84,7 @@ def _render_iteration(iteration: Iteration, context: RunContext) -> str:
     feedback = (iteration.feedback or "(no feedback)").strip()
     return (
         f"### Attempt {iteration.index} ({iteration.role.value})\n\n"
-        f"```python\n{code}\n```\n\n"
+        f"{fenced(code, 'python')}\n\n"
         f"Execution facts:\n{iteration_facts(iteration, context.baseline)}\n\n"
         f"Feedback:\n{feedback}"
     )
@@ -114,14 +115,14 @@ def _messages(
         "file": context.file,
         "targets": _targets_text(context),
         "answer_scope": _answer_scope(context),
-        "original_code": context.original_code.rstrip(),
+        "original_block": fenced(context.original_code.rstrip(), "python"),
         "facts": baseline_facts(context.baseline) if context.baseline else "(not measured)",
         "history": render_history(context, omit) if role is Role.REFINE else "",
-        "candidate_code": "",
+        "candidate_block": "",
         "candidate_facts": "",
     }
     if current is not None:
-        values["candidate_code"] = _shown_code(current)
+        values["candidate_block"] = fenced(_shown_code(current), "python")
         values["candidate_facts"] = iteration_facts(current, context.baseline)
     user = Template(task.prompts[role.value]).safe_substitute(values)
     return [

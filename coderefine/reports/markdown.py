@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from coderefine.fences import fenced
 from coderefine.records import Result
 from coderefine.reports.evidence import timing_evidence, verification_evidence
 
@@ -52,5 +53,4 @@ def comment_body(function: str, block: str, proof: str) -> str:
 
 
 def fenced_diff(diff: str) -> str:
-    fence = "````" if "```" in diff else "```"
-    return f"{fence}diff\n{diff.rstrip()}\n{fence}"
+    return fenced(diff.rstrip(), "diff")

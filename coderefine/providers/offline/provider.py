@@ -11,6 +11,7 @@ The gate decides as for any model: a rule that changes behaviour or does not pay
 
 from __future__ import annotations
 
+from coderefine.fences import fenced
 from coderefine.providers.offline.rewrites import all_rules, applicable_rules, apply_rules
 from coderefine.quality.metrics import block_complexities
 from coderefine.records import Iteration, Role
@@ -20,7 +21,7 @@ from coderefine.refine.facts import iteration_facts
 
 
 def _fenced(code: str) -> str:
-    return f"```python\n{code.rstrip()}\n```\n"
+    return fenced(code.rstrip(), "python") + "\n"
 
 
 class OfflineProvider:
