@@ -5,30 +5,26 @@ arguments and runs it inside the one error boundary; the commands themselves are
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from coderefine import __version__
-from coderefine.cli.boundary import guarded, print_error
+from coderefine.cli.boundary import print_error
 from coderefine.cli.options import (
     ALL_SETTINGS,
     CHECK_SETTINGS,
     RUN_SETTINGS,
-    Command,
     Group,
     given_settings,
     settings_command,
 )
+from coderefine.cli.params import Debug, File, PassEnv, Quiet, Report, Root, Sarif, Script, Tests, Write
+from coderefine.cli.running import exit_with, output, stdout
+from coderefine.cli.sandbox import sandbox_app
 from coderefine.errors import ExitCode
 from coderefine.github import MAX_COMMENTS
-from coderefine.sandboxes.images import BUILD_TAG
-
-if TYPE_CHECKING:
-    from coderefine.commands.runs import Output
 
 # The refinement machinery (libcst, the providers, the sandboxes) is imported inside the commands that
 # use it: `coderefine check` runs as a pre-commit hook on every commit and must start in a blink.
@@ -41,9 +37,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-
-stdout = Console(highlight=False)
-stderr = Console(stderr=True, highlight=False)
 
 
 def _version(value: bool) -> None:
@@ -60,51 +53,6 @@ def _main(
     ] = None,
 ) -> None:
     """coderefine: Self-Refine for Python, grounded in execution."""
-
-
-def _exit(command: Callable[[], int], debug: bool) -> None:
-    """Run a command inside the error boundary and exit with its code."""
-    code = guarded(command, debug=debug)
-    if code:
-        raise typer.Exit(code)
-
-
-def _output(quiet: bool = False, debug: bool = False) -> Output:
-    from coderefine.commands.runs import Output
-
-    return Output(stdout, stderr, quiet=quiet, debug=debug)
-
-
-# The options several commands share, each declared once.
-File = Annotated[Path, typer.Argument(metavar="FILE", help="The Python file to refine.", show_default=False)]
-Tests = Annotated[Path | None, typer.Option(metavar="PATH", help="Test file or folder (default: the project's tests).")]
-Root = Annotated[
-    Path | None,
-    typer.Option(
-        metavar="DIR",
-        help="Project root (default: nearest folder with pyproject.toml, setup.cfg, pytest.ini, tox.ini or .git).",
-    ),
-]
-Write = Annotated[bool, typer.Option("--write", help="Apply the best verified candidate to FILE (atomically).")]
-Report = Annotated[Path | None, typer.Option(metavar="FILE", help="Write the JSON report to this file.")]
-Sarif = Annotated[
-    Path | None,
-    typer.Option(metavar="FILE", help="Write a SARIF 2.1.0 log of the verified improvement to this file."),
-]
-Script = Annotated[
-    Path | None, typer.Option(metavar="FILE", help="JSON messages for --provider scripted.", rich_help_panel="Model")
-]
-PassEnv = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--pass-env",
-        metavar="NAME",
-        help="Environment variable the tests need (repeatable).",
-        rich_help_panel="Sandbox",
-    ),
-]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only the final summary.")]
-Debug = Annotated[bool, typer.Option("--debug", hidden=True, help="Show tracebacks of internal errors.")]
 
 
 def refine_command(
@@ -154,7 +102,7 @@ def refine_command(
         pass_env=tuple(pass_env or ()),
         keep_workspaces=keep_workspaces,
     )
-    _exit(lambda: refine_file(args, _output(quiet, debug)), debug)
+    exit_with(lambda: refine_file(args, output(quiet, debug)), debug)
 
 
 _RunCommand = settings_command(*RUN_SETTINGS)
@@ -201,7 +149,7 @@ def refine_files_command(
         sarif=sarif,
         pass_env=tuple(pass_env or ()),
     )
-    _exit(lambda: refine_files(args, _output(quiet, debug), print_error), debug)
+    exit_with(lambda: refine_files(args, output(quiet, debug), print_error), debug)
 
 
 @app.command("replay", cls=settings_command("sandbox", "image"))
@@ -217,7 +165,7 @@ def replay_command(
 
     settings = given_settings(ctx)
     args = ReplayArgs(trace_dir, report, sandbox=settings["sandbox"], image=settings["image"])
-    _exit(lambda: replay(args, _output(quiet, debug)), debug)
+    exit_with(lambda: replay(args, output(quiet, debug)), debug)
 
 
 @app.command("config", cls=settings_command(*ALL_SETTINGS))
@@ -234,7 +182,7 @@ def config_command(
     from coderefine.commands.config import ConfigArgs, show_config
 
     args = ConfigArgs(path, given_settings(ctx), as_json)
-    _exit(lambda: show_config(args, stdout), debug)
+    exit_with(lambda: show_config(args, stdout), debug)
 
 
 @app.command("check", cls=settings_command(*CHECK_SETTINGS))
@@ -256,7 +204,7 @@ def check_command(
     from coderefine.commands.check import CheckArgs, run_check
 
     args = CheckArgs(files, given_settings(ctx), output_format, output)
-    _exit(lambda: run_check(args, print_error), debug)
+    exit_with(lambda: run_check(args, print_error), debug)
 
 
 @app.command("review", cls=settings_command(*ALL_SETTINGS))
@@ -295,7 +243,7 @@ def review_command(
         script=script,
         pass_env=tuple(pass_env or ()),
     )
-    _exit(lambda: review(args, _output(quiet, debug)), debug)
+    exit_with(lambda: review(args, output(quiet, debug)), debug)
 
 
 @app.command("bench", cls=_RunCommand)
@@ -354,35 +302,10 @@ def bench_command(
         pass_env=tuple(pass_env or ()),
         quiet=quiet,
     )
-    _exit(lambda: run_bench_command(args, stdout), debug)
+    exit_with(lambda: run_bench_command(args, stdout), debug)
 
 
-sandbox_app = typer.Typer(cls=Group, help="The Docker sandbox's image.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
-
-
-@sandbox_app.command("build", cls=Command)
-def sandbox_build_command(
-    tag: Annotated[str, typer.Option(metavar="TAG", help="Tag of the image to build.")] = BUILD_TAG,
-    requirements: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="The project's test dependencies (pip -r) to install into the image."),
-    ] = None,
-    python_version: Annotated[
-        str | None, typer.Option(metavar="X.Y", help="Python version of the base image (default: this interpreter's).")
-    ] = None,
-    base: Annotated[
-        str | None, typer.Option(metavar="IMAGE", help="Base image (default: python:<version>-slim).")
-    ] = None,
-    debug: Debug = False,
-) -> None:
-    """Build sandbox/Dockerfile (needs a registry for the base image); use the result with --image TAG.
-
-    Without a registry, nothing needs building: the offline image is made on the spot."""
-    from coderefine.commands.sandbox_build import SandboxBuildArgs, sandbox_build
-
-    args = SandboxBuildArgs(tag, requirements, python_version, base)
-    _exit(lambda: sandbox_build(args, stdout), debug)
 
 
 def main() -> None:
