@@ -112,6 +112,7 @@ SPECS: tuple[SettingSpec, ...] = (
         None,
         "Docker image with its own Python (unset: an offline image of this interpreter)",
         panel=_SANDBOX,
+        metavar="TAG",
     ),
     SettingSpec("min_speedup", float, 0.05, "speedup the interval's lower bound must clear", 0.0, 10.0, panel=_LOOP),
     SettingSpec("max_iterations", int, None, "most candidates (unset: the task's default)", 1, panel=_LOOP),
@@ -121,7 +122,7 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec(
         "timeout", float, 300.0, "time limit in seconds for the original's test run", 0.1, panel=_SANDBOX, metavar="S"
     ),
-    SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64, panel=_SANDBOX, metavar="MIB"),
+    SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64, panel=_SANDBOX),
     SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2, panel=_SANDBOX),
     SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1, panel=_THRESHOLDS),
     SettingSpec(
