@@ -35,10 +35,20 @@ class SettingSpec:
     maximum: float | None = None
     choices: tuple[str, ...] = ()
     also_env: tuple[str, ...] = ()  # variables other tools already use for the same thing
+    panel: str = ""  # the help panel its option is shown in: Model, Cache, Loop, Sandbox, Verdict, Thresholds
+    metavar: str = ""  # what the option's value is called in the help (unset: from the kind: N, F, NAME, ...)
+    off_flag: str = ""  # a bool's flag that turns it off (unset: --no-<name>)
 
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Every spelling of its option: a bool has one flag to turn it on and one to turn it off."""
+        if self.kind is bool:
+            return (self.flag, self.off_flag or "--no-" + self.flag.removeprefix("--"))
+        return (self.flag,)
 
     @property
     def env(self) -> tuple[str, ...]:
@@ -52,54 +62,139 @@ def default_cache_dir() -> Path:
 
 
 _PROVIDER_HELP = "openai, offline or scripted; unset: openai when a key or base URL is configured, else offline"
+_MODEL, _CACHE, _LOOP, _SANDBOX, _VERDICT, _THRESHOLDS = "Model", "Cache", "Loop", "Sandbox", "Verdict", "Thresholds"
 SPECS: tuple[SettingSpec, ...] = (
-    SettingSpec("provider", str, None, _PROVIDER_HELP, choices=("openai", "offline", "scripted")),
-    SettingSpec("model", str, "gpt-4o-mini", "model name the endpoint knows"),
+    SettingSpec("provider", str, None, _PROVIDER_HELP, choices=("openai", "offline", "scripted"), panel=_MODEL),
+    SettingSpec("model", str, "gpt-4o-mini", "model name the endpoint knows", panel=_MODEL),
     SettingSpec(
         "base_url",
         str,
         None,
         "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama); unset: api.openai.com",
         also_env=("OPENAI_BASE_URL",),
+        panel=_MODEL,
+        metavar="URL",
     ),
-    SettingSpec("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the API key"),
-    SettingSpec("temperature", float, None, "sampling temperature (unset: the server's default)", 0.0, 2.0),
-    SettingSpec("seed", int, None, "sampling seed, for endpoints that honour it"),
-    SettingSpec("request_timeout", float, 120.0, "seconds to wait for one answer", 0.1),
-    SettingSpec("max_retries", int, 2, "retries with backoff on 429, 5xx and connection errors", 0, 20),
-    SettingSpec("max_calls", int, None, "most model calls in a run", 1),
-    SettingSpec("max_tokens", int, None, "most tokens (prompt + answer) in a run", 1),
-    SettingSpec("context_tokens", int, 16000, "prompt budget; older attempts are left out beyond it", 1000),
-    SettingSpec("cache", bool, True, "reuse answers (and check results) saved on disk for identical requests"),
-    SettingSpec("cache_dir", Path, None, "where answers are saved (unset: ~/.cache/coderefine/responses)"),
+    SettingSpec("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the API key", panel=_MODEL),
+    SettingSpec(
+        "temperature", float, None, "sampling temperature (unset: the server's default)", 0.0, 2.0, panel=_MODEL
+    ),
+    SettingSpec("seed", int, None, "sampling seed, for endpoints that honour it", panel=_MODEL),
+    SettingSpec("request_timeout", float, 120.0, "seconds to wait for one answer", 0.1, panel=_MODEL, metavar="S"),
+    SettingSpec("max_retries", int, 2, "retries with backoff on 429, 5xx and connection errors", 0, 20, panel=_MODEL),
+    SettingSpec("max_calls", int, None, "most model calls in a run", 1, panel=_MODEL),
+    SettingSpec("max_tokens", int, None, "most tokens (prompt + answer) in a run", 1, panel=_MODEL),
+    SettingSpec(
+        "context_tokens", int, 16000, "prompt budget; older attempts are left out beyond it", 1000, panel=_MODEL
+    ),
+    SettingSpec(
+        "cache", bool, True, "reuse answers (and check results) saved on disk for identical requests", panel=_CACHE
+    ),
+    SettingSpec(
+        "cache_dir",
+        Path,
+        None,
+        "where answers are saved (unset: ~/.cache/coderefine/responses)",
+        panel=_CACHE,
+        metavar="DIR",
+    ),
     SettingSpec(
         "sandbox",
         str,
         "auto",
         "sandbox backend: auto (Docker when an engine answers, else process), docker, process or subprocess",
         choices=("auto", "docker", "process", "subprocess"),
+        panel=_SANDBOX,
     ),
-    SettingSpec("image", str, None, "Docker image with its own Python (unset: an offline image of this interpreter)"),
-    SettingSpec("min_speedup", float, 0.05, "speedup the interval's lower bound must clear", 0.0, 10.0),
-    SettingSpec("max_iterations", int, None, "most candidates (unset: the task's default)", 1),
-    SettingSpec("patience", int, None, "rounds without improvement before stopping (unset: the task's)", 1),
-    SettingSpec("timeout", float, 300.0, "time limit in seconds for the original's test run", 0.1),
-    SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64),
-    SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2),
-    SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1),
-    SettingSpec("min_maintainability", float, 10.0, "check: least maintainability index of a file", 0.0, 100.0),
-    SettingSpec("min_readability", float, 40.0, "check: least readability score of a file (0: off)", 0.0, 100.0),
-    SettingSpec("rel_tol", float, 1e-9, "relative tolerance when comparing floats in recorded calls", 0.0, 1.0),
-    SettingSpec("abs_tol", float, 0.0, "absolute tolerance when comparing floats in recorded calls", 0.0),
     SettingSpec(
-        "unordered", tuple, (), "targets whose returned list or tuple may come in any order (comma-separated names)"
+        "image",
+        str,
+        None,
+        "Docker image with its own Python (unset: an offline image of this interpreter)",
+        panel=_SANDBOX,
+        metavar="TAG",
     ),
-    SettingSpec("min_calls", int, 3, "fewest usable recorded calls to the targets that can judge a candidate", 0),
-    SettingSpec("min_coverage", float, 0.75, "least share of the targets' lines the tests must run", 0.0, 1.0),
+    SettingSpec("min_speedup", float, 0.05, "speedup the interval's lower bound must clear", 0.0, 10.0, panel=_LOOP),
+    SettingSpec("max_iterations", int, None, "most candidates (unset: the task's default)", 1, panel=_LOOP),
     SettingSpec(
-        "allow_insufficient_tests", bool, False, "judge candidates even when min_calls or min_coverage is not met"
+        "patience", int, None, "rounds without improvement before stopping (unset: the task's)", 1, panel=_LOOP
     ),
-    SettingSpec("gen_inputs", bool, False, "also compare on inputs generated from type hints (needs hypothesis)"),
+    SettingSpec(
+        "timeout", float, 300.0, "time limit in seconds for the original's test run", 0.1, panel=_SANDBOX, metavar="S"
+    ),
+    SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64, panel=_SANDBOX),
+    SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2, panel=_SANDBOX),
+    SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1, panel=_THRESHOLDS),
+    SettingSpec(
+        "min_maintainability",
+        float,
+        10.0,
+        "check: least maintainability index of a file",
+        0.0,
+        100.0,
+        panel=_THRESHOLDS,
+    ),
+    SettingSpec(
+        "min_readability",
+        float,
+        40.0,
+        "check: least readability score of a file (0: off)",
+        0.0,
+        100.0,
+        panel=_THRESHOLDS,
+    ),
+    SettingSpec(
+        "rel_tol",
+        float,
+        1e-9,
+        "relative tolerance when comparing floats in recorded calls",
+        0.0,
+        1.0,
+        panel=_VERDICT,
+    ),
+    SettingSpec(
+        "abs_tol", float, 0.0, "absolute tolerance when comparing floats in recorded calls", 0.0, panel=_VERDICT
+    ),
+    SettingSpec(
+        "unordered",
+        tuple,
+        (),
+        "targets whose returned list or tuple may come in any order (comma-separated names)",
+        panel=_VERDICT,
+        metavar="NAMES",
+    ),
+    SettingSpec(
+        "min_calls",
+        int,
+        3,
+        "fewest usable recorded calls to the targets that can judge a candidate",
+        0,
+        panel=_VERDICT,
+    ),
+    SettingSpec(
+        "min_coverage",
+        float,
+        0.75,
+        "least share of the targets' lines the tests must run",
+        0.0,
+        1.0,
+        panel=_VERDICT,
+    ),
+    SettingSpec(
+        "allow_insufficient_tests",
+        bool,
+        False,
+        "judge candidates even when min_calls or min_coverage is not met",
+        panel=_VERDICT,
+        off_flag="--require-sufficient-tests",
+    ),
+    SettingSpec(
+        "gen_inputs",
+        bool,
+        False,
+        "also compare on inputs generated from type hints (needs hypothesis)",
+        panel=_VERDICT,
+    ),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 # Keys a later part of coderefine reads from [tool.coderefine] itself (tables, not single values).

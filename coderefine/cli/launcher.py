@@ -8,7 +8,7 @@ import sys
 def main() -> None:
     arguments = sys.argv[1:]
     if arguments[:1] == ["check"]:
-        from coderefine.commands.check import fast_check
+        from coderefine.cli.fast_check import fast_check
 
         code = fast_check(arguments[1:])
         if code is not None:

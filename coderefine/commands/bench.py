@@ -6,6 +6,8 @@ provider's settings and every task folder are checked before the first task runs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ def _check_arguments(
     jobs: int,
     limit: int | None,
     oracle: bool,
-    flags: dict[str, Any],
+    flags: Mapping[str, Any],
     script_dir: Path | None,
     pass_env: tuple[str, ...],
 ) -> str:
@@ -70,36 +72,38 @@ def _provider(settings: Settings, oracle: bool, script_dir: Path | None) -> tupl
     return name, getattr(provider, "description", None)
 
 
-def run_bench_command(
-    console: Console,
-    *,
-    suite_dir: Path,
-    task: str | None,
-    script_dir: Path | None,
-    oracle: bool,
-    jobs: int,
-    limit: int | None,
-    report: Path | None,
-    html: Path | None,
-    state: Path | None,
-    fresh: bool,
-    pass_env: tuple[str, ...],
-    quiet: bool,
-    flags: dict[str, Any],
-) -> int:
+@dataclass(frozen=True)
+class BenchArgs:
+    suite_dir: Path
+    flags: Mapping[str, Any]  # the setting options as given (None: not given)
+    task: str | None = None
+    script_dir: Path | None = None
+    oracle: bool = False
+    jobs: int = 1
+    limit: int | None = None
+    report: Path | None = None
+    html: Path | None = None
+    state: Path | None = None
+    fresh: bool = False
+    pass_env: tuple[str, ...] = ()
+    quiet: bool = False
+
+
+def run_bench_command(args: BenchArgs, console: Console) -> int:
     """The exit code: 0 when every selected task finished (improved, unchanged or failed), 130 when
     interrupted (finished tasks stay saved)."""
-    task = _check_arguments(task, jobs, limit, oracle, flags, script_dir, pass_env)
-    flags = dict(flags)
+    suite_dir, script_dir, oracle, jobs, quiet = args.suite_dir, args.script_dir, args.oracle, args.jobs, args.quiet
+    flags = dict(args.flags)
+    task = _check_arguments(args.task, jobs, args.limit, oracle, flags, script_dir, args.pass_env)
     if oracle or script_dir is not None:
         flags["provider"] = "scripted"
     settings = resolve_settings(flags, Path.cwd())
     provider, model = _provider(settings, oracle, script_dir)
-    tasks = load_suite(suite_dir, limit)
+    tasks = load_suite(suite_dir, args.limit)
     if oracle and all(t.reference is None for t in tasks):
         raise BadSuite(f"{suite_dir}: no task has a reference.py, so --oracle has nothing to offer")
-    key = state_key(suite_dir, task, settings, script_dir, oracle, pass_env)
-    state_file = StateFile(state or default_state_path(key, Path.cwd()), key)
+    key = state_key(suite_dir, task, settings, script_dir, oracle, args.pass_env)
+    state_file = StateFile(args.state or default_state_path(key, Path.cwd()), key)
     options = BenchOptions(
         tasks=tasks,
         task=task,
@@ -108,8 +112,8 @@ def run_bench_command(
         oracle=oracle,
         jobs=jobs,
         state=state_file,
-        fresh=fresh,
-        pass_env=pass_env,
+        fresh=args.fresh,
+        pass_env=args.pass_env,
     )
 
     progress = Progress(
@@ -165,7 +169,7 @@ def run_bench_command(
         console.print(bench_table(task, run.records))
     for line in summary_lines(data):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-    for path, text in ((report, render_bench_json(data)), (html, render_html(data))):
+    for path, text in ((args.report, render_bench_json(data)), (args.html, render_html(data))):
         if path is None:
             continue
         try:

@@ -1,77 +1,68 @@
-"""`coderefine check` from parsed options to an exit code, and its fast path past typer.
+"""`coderefine check FILES...`: deterministic thresholds (complexity, maintainability, readability).
 
-The typer command in cli.py is the documented interface (help, completion of the option set); but
-importing typer with its pydantic coercion layer and building every command costs about half a second,
-several times the check itself on a warm cache. A pre-commit hook pays that on every commit, so the
-launcher first tries `fast_check`, a plain argparse parser of exactly the same options that needs
-nothing but the standard library; anything it does not understand (--help, a typo, a bad number) goes to
-typer, so errors and help read the same either way. tests/test_check.py keeps the two option sets equal.
+No model, no network, and nothing heavy on its import path: it runs as a pre-commit hook on every
+commit, so it reaches this module through the launcher's fast path (`cli/fast_check.py`) as well as typer.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from coderefine.errors import CoderefineError, ExitCode, UsageError, WriteConflict
+from coderefine.errors import ExitCode, UsageError, WriteConflict
 from coderefine.settings import resolve_settings
 from coderefine.writeback import write_text_atomically
 
 OUTPUT_FORMATS = ("text", "json", "sarif")
 
 
-class ErrorPrinter(Protocol):
-    def print(self, text: str, *, markup: bool, highlight: bool, soft_wrap: bool) -> None: ...
+@dataclass(frozen=True)
+class CheckArgs:
+    files: Sequence[Path]
+    flags: Mapping[str, Any]  # the setting options as given (None: not given)
+    output_format: str = "text"
+    output: Path | None = None
 
 
-class _PlainStderr:
-    """The one-line error writer of the fast path (rich's console would cost its import)."""
+def run_check(args: CheckArgs, report_error: Callable[[str], None]) -> int:
+    """Check the files, print the findings, write --output; the exit code (0, 16, or a bad-input code).
 
-    def print(self, text: str, *, markup: bool = False, highlight: bool = False, soft_wrap: bool = True) -> None:
-        sys.stderr.write(f"{text}\n")
-        sys.stderr.flush()
-
-
-def run_check(
-    files: Sequence[Path], output_format: str, output: Path | None, flags: dict[str, Any], errors: ErrorPrinter
-) -> int:
-    """Check `files`, print the findings, write `output`; the exit code (0, 16, or a bad-input code)."""
+    `report_error` tells a file that could not be checked; the other files are still checked."""
     from coderefine.quality.check import CheckThresholds, check_files, check_json, sorted_findings, summary_text
     from coderefine.quality.check_cache import CheckCache
 
-    if output_format not in OUTPUT_FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}")
-    settings = resolve_settings(flags, common_folder(files))
+    if args.output_format not in OUTPUT_FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(OUTPUT_FORMATS)}, not {args.output_format!r}")
+    settings = resolve_settings(args.flags, common_folder(args.files))
     thresholds = CheckThresholds.from_settings(settings)
-    outcome = check_files(files, thresholds, CheckCache() if settings["cache"] else None)
+    outcome = check_files(args.files, thresholds, CheckCache() if settings["cache"] else None)
     outcome.findings = sorted_findings(outcome.findings)
 
     lines = [finding.line_text() for finding in outcome.findings]
     text = "".join(f"{line}\n" for line in [*lines, summary_text(outcome)] if line)
-    if output_format == "json":
+    if args.output_format == "json":
         rendered = json.dumps(check_json(outcome, thresholds), indent=2) + "\n"
-    elif output_format == "sarif":
+    elif args.output_format == "sarif":
         from coderefine.reports.sarif import check_log, render_sarif, repository_root
 
         rendered = render_sarif(check_log(outcome, repository_root(Path.cwd())))
     else:
         rendered = text
-    if output is not None:
+    if args.output is not None:
         try:
-            write_text_atomically(output, rendered)
+            write_text_atomically(args.output, rendered)
         except OSError as exc:
-            raise WriteConflict(f"cannot write {output}: {exc.strerror}") from None
+            raise WriteConflict(f"cannot write {args.output}: {exc.strerror}") from None
     # A machine format goes to stdout only when no file is named; otherwise stdout shows the text lines.
-    sys.stdout.write(rendered if output is None else text)
+    sys.stdout.write(rendered if args.output is None else text)
     sys.stdout.flush()
     for error in outcome.errors:
-        errors.print(f"error: {error.error.message}", markup=False, highlight=False, soft_wrap=True)
+        report_error(error.error.message)
     if outcome.errors:
         # A file that could not be checked is bad input, not a finding: its code wins, so that "clean" is
         # never claimed for a file nobody could read (the first bad file's code, as with a single file).
@@ -88,53 +79,3 @@ def common_folder(files: Sequence[Path]) -> Path:
     except ValueError:
         return Path.cwd()
     return common if common.is_dir() else Path.cwd()
-
-
-class _Unhandled(Exception):
-    """The fast parser gives up: typer parses the command line instead."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _Unhandled(message)
-
-
-def fast_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="coderefine check", add_help=False, allow_abbrev=False)
-    parser.add_argument("files", nargs="+", type=Path)
-    parser.add_argument("--format", dest="output_format", default="text")
-    parser.add_argument("--output", type=Path)
-    parser.add_argument("--max-complexity", type=int)
-    parser.add_argument("--min-maintainability", type=float)
-    parser.add_argument("--min-readability", type=float)
-    parser.add_argument("--cache", action="store_true", default=None)
-    parser.add_argument("--no-cache", dest="cache", action="store_false")
-    parser.add_argument("--debug", action="store_true")
-    return parser
-
-
-def fast_check(argv: Sequence[str]) -> int | None:
-    """Run `coderefine check ARGV` without typer; None when typer should parse ARGV instead."""
-    if any(arg in ("-h", "--help") for arg in argv):
-        return None
-    try:
-        options = fast_parser().parse_args(list(argv))
-    except _Unhandled:
-        return None
-    flags = {
-        "max_complexity": options.max_complexity,
-        "min_maintainability": options.min_maintainability,
-        "min_readability": options.min_readability,
-        "cache": options.cache,
-    }
-    errors = _PlainStderr()
-    try:
-        return run_check(options.files, options.output_format, options.output, flags, errors)
-    except CoderefineError as exc:
-        errors.print(f"error: {exc.message}")
-        return int(exc.exit_code)
-    except Exception as exc:  # a bug: one line for the user, the traceback only on request
-        if options.debug:
-            traceback.print_exc()
-        errors.print(f"error: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
-        return int(ExitCode.INTERNAL)

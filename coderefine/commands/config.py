@@ -7,13 +7,36 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from coderefine.errors import InputFileNotFound
 from coderefine.providers.registry import api_key, choose_provider
-from coderefine.settings import SPECS, Settings, default_cache_dir, mask_secret
+from coderefine.settings import SPECS, Settings, default_cache_dir, mask_secret, resolve_settings
+
+
+@dataclass(frozen=True)
+class ConfigArgs:
+    path: Path | None  # the file or folder whose pyproject.toml applies (None: here)
+    flags: Mapping[str, Any]  # the setting options as given (None: not given)
+    as_json: bool = False
+
+
+def show_config(args: ConfigArgs, console: Console) -> int:
+    """Print the effective settings, where each comes from, and which provider a run would use."""
+    start = args.path or Path.cwd()
+    if not start.exists():
+        raise InputFileNotFound(f"{start}: no such file or folder")
+    view = describe_settings(resolve_settings(args.flags, start))
+    if args.as_json:
+        console.print_json(data=view)
+    else:
+        render_settings(console, view)
+    return 0
 
 
 def describe_settings(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -225,7 +225,7 @@ def test_fast_path_and_typer_take_the_same_options():
     import typer.main
 
     from coderefine.cli.app import app
-    from coderefine.commands.check import fast_parser
+    from coderefine.cli.fast_check import fast_parser
 
     command = typer.main.get_command(app).commands["check"]
     typer_options = {

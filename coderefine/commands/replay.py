@@ -1,0 +1,46 @@
+"""`coderefine replay DIR`: rerun a traced run with its recorded answers (no model, no network, no cost)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine.commands.runs import Output, run_and_report, settings_start
+from coderefine.errors import CoderefineError
+from coderefine.refine.run import RunOptions
+from coderefine.refine.trace import read_run_record
+from coderefine.settings import resolve_settings
+
+
+@dataclass(frozen=True)
+class ReplayArgs:
+    trace_dir: Path
+    report: Path | None = None
+    sandbox: str | None = None  # the two settings a replay may change: where it runs
+    image: str | None = None
+
+
+def replay(args: ReplayArgs, output: Output) -> int:
+    def options() -> RunOptions:
+        record = read_run_record(args.trace_dir)
+        flags = {**record.settings, "provider": "scripted", "sandbox": args.sandbox, "image": args.image}
+        return RunOptions(
+            task=record.task,
+            file=record.file,
+            settings=resolve_settings(flags, settings_start(record.file)),
+            function=record.function,
+            tests=record.tests,
+            root=record.root,
+            script=record.script,
+            pass_env=record.pass_env,
+            expected_sha256=record.file_sha256,
+            bench=record.bench,
+        )
+
+    task, file = "optimize", str(args.trace_dir)
+    try:
+        record = read_run_record(args.trace_dir)
+        task, file = record.task, str(record.file)
+    except CoderefineError:
+        pass  # reported by the run itself, with the report written
+    return run_and_report(task, file, options, output, args.report)
