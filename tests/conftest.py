@@ -14,11 +14,45 @@ from pathlib import Path
 import pytest
 
 from coderefine.settings import SPECS
+from tests.timed_last import TIMED
 
 REPO = Path(__file__).resolve().parent.parent
-BENCH = Path(os.environ.get("CODEREFINE_BENCH", REPO.parent / "shared" / "bench"))
+
+
+def _shared_bench() -> Path:
+    """`../shared/bench` beside the checkout; for a git worktree, beside the main checkout it belongs to."""
+    beside = REPO.parent / "shared" / "bench"
+    if beside.is_dir() or not (REPO / ".git").is_file():
+        return beside
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()  # <main checkout>/.git
+    main_checkout = Path(common).parent if common else REPO
+    return main_checkout.parent / "shared" / "bench" if (main_checkout.parent / "shared" / "bench").is_dir() else beside
+
+
+# The one place the tests find the shared benchmark suites (../shared/bench); CODEREFINE_BENCH overrides it.
+BENCH = Path(os.environ.get("CODEREFINE_BENCH") or _shared_bench())
 IN_CI = os.environ.get("CI") == "true"
 MODEL_ENVIRONMENT = frozenset({"OPENAI_API_KEY", *(name for spec in SPECS for name in spec.env)})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("timed"):
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group(TIMED))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """With `--dist loadgroup` (pyproject's addopts): the timed tests last, alone; see tests/timed_last.py."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.timed_last import TimedLastScheduling
+
+    return TimedLastScheduling(config, log)
 
 
 def require(condition: bool, reason: str) -> None:
@@ -101,6 +135,8 @@ def scripted(tmp_path: Path) -> Callable[..., dict]:
     """Run the CLI on `file` with the scripted provider and return its JSON report.
 
     `generate`, `refine` are code (fenced here), `feedback` plain messages; `expect` is the exit code.
+    The process sandbox unless the test names one: these tests are about the loop, the verdicts and the
+    report, and a container start per run would double their time (Docker has its own tests).
     """
 
     def run(
@@ -118,6 +154,7 @@ def scripted(tmp_path: Path) -> Callable[..., dict]:
             tmp_path / "script.json", [fenced(c) for c in generate], list(feedback), [fenced(c) for c in refine]
         )
         report = tmp_path / "report.json"
+        sandbox = () if "--sandbox" in options else ("--sandbox", "process")
         proc = run_cli(
             task,
             file,
@@ -127,6 +164,7 @@ def scripted(tmp_path: Path) -> Callable[..., dict]:
             script,
             "--report",
             report,
+            *sandbox,
             *options,
             env=env,
             timeout=timeout,

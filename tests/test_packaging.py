@@ -8,9 +8,12 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from tests.conftest import REPO, fenced, write_script
 
 
+@pytest.mark.slow
 def test_wheel_carries_tasks_and_sandbox_and_runs_from_them(tmp_path, make_project):
     wheels = tmp_path / "wheels"
     subprocess.run(

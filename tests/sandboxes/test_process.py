@@ -28,6 +28,8 @@ def _require_bwrap() -> None:
     require(HAS_BWRAP, "bubblewrap (bwrap) is not installed")
 
 
+pytestmark = pytest.mark.slow  # every test here is a real run in a sandbox
+
 BACKENDS = [pytest.param("process", id="bubblewrap"), pytest.param("subprocess", id="subprocess")]
 
 
