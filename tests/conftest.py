@@ -7,14 +7,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from coderefine.settings import SPECS
-from tests.timed_last import TIMED
+from tests.timed_last import GROUPS_FOLDER, TimedLastScheduling, write_groups
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,22 +39,39 @@ IN_CI = os.environ.get("CI") == "true"
 MODEL_ENVIRONMENT = frozenset({"OPENAI_API_KEY", *(name for spec in SPECS for name in spec.env)})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
     for item in items:
         if item.get_closest_marker("timed"):
-            item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group(TIMED))
+            item.add_marker(pytest.mark.slow)  # before `-m "not slow"` deselects
+    yield
+    if GROUPS_FOLDER in getattr(config, "workerinput", {}):  # an xdist worker: tell the scheduler the groups
+        write_groups(Path(config.workerinput[GROUPS_FOLDER]), config.workerinput["workerid"], items)
+
+
+_groups_folder = pytest.StashKey[Path]()
+
+
+def _groups(config: pytest.Config) -> Path:
+    if _groups_folder not in config.stash:
+        config.stash[_groups_folder] = Path(tempfile.mkdtemp(prefix="coderefine-test-groups-"))
+    return config.stash[_groups_folder]
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """With `--dist loadgroup` (pyproject's addopts): the timed tests last, alone; see tests/timed_last.py."""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from tests.timed_last import TimedLastScheduling
+def pytest_configure_node(node: Any) -> None:
+    node.workerinput[GROUPS_FOLDER] = str(_groups(node.config))
 
-    return TimedLastScheduling(config, log)
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` (pyproject's addopts): groups kept together, the timed tests last and alone."""
+    return TimedLastScheduling(config, log, _groups(config)) if config.getvalue("dist") == "loadgroup" else None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _groups_folder in config.stash:
+        shutil.rmtree(config.stash[_groups_folder], ignore_errors=True)
 
 
 def require(condition: bool, reason: str) -> None:

@@ -1,25 +1,61 @@
 """A pytest-xdist scheduler that runs the tests which time something last, alone.
 
-The suite runs on several workers (`-n auto --dist loadgroup`), but a test that measures speed must never
-share the CPU with another test: its verdict would measure the neighbour. Tests marked `timed` form one
-xdist group (`tests/conftest.py` adds it); this scheduler hands out every other work unit first, in the
-usual load-balanced way. Once only the timed group is left, one worker is kept for it and every other
-worker is shut down; the timed tests start on the kept worker only when it is the last one alive, so
-they run one after another on an otherwise idle machine, in the same `pytest` command.
+The suite runs on one worker per core (`-n auto`), but a test that measures speed must never share the CPU
+with another test: its verdict would measure the neighbour. This scheduler hands out every untimed test
+first, in the usual load-balanced way; once only the `timed` tests are left, one worker is kept for them
+and every other worker is shut down; the timed tests start on the kept worker only when it is the last
+one alive, so they run one after another on an otherwise idle machine, in the same `pytest` command.
+
+Tests that share an expensive module or session fixture carry `xdist_group(name)` and run on one worker,
+so the fixture is built once. xdist's own `--dist loadgroup` reads the groups from suffixed test ids,
+which pytest 9 no longer lets it write; here each worker writes every test's group to a file (the folder
+comes from the controller in `workerinput`) and the scheduler reads them once all workers have collected.
 """
 
 from __future__ import annotations
 
-from xdist.scheduler import LoadGroupScheduling
+import json
+import os
+from pathlib import Path
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
 from xdist.workermanage import WorkerController
 
-TIMED = "timed"  # the xdist group of the tests that measure speed
+TIMED = "timed"  # the group of the tests that measure speed
+GROUPS_FOLDER = "coderefine_test_groups"  # the workerinput key: where the workers write the groups
 
 
-class TimedLastScheduling(LoadGroupScheduling):
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
+def group_of(item: pytest.Item) -> str | None:
+    if item.get_closest_marker(TIMED):
+        return TIMED
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default")) if marker else None
+
+
+def write_groups(folder: Path, worker: str, items: list[pytest.Item]) -> None:
+    """The worker's side: {test id: group} for the tests in a group."""
+    groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
+    temporary = folder / f"{worker}.json.tmp"
+    temporary.write_text(json.dumps(groups))
+    os.replace(temporary, folder / f"{worker}.json")
+
+
+class TimedLastScheduling(LoadScopeScheduling):
+    def __init__(self, config: pytest.Config, log: object, folder: Path) -> None:
+        super().__init__(config, log)
+        self.folder = folder
+        self.groups: dict[str, str] = {}
         self.timing_node: WorkerController | None = None
+
+    def schedule(self) -> None:
+        if self.collection is None:  # every worker has collected, so each has written its groups
+            for path in self.folder.glob("*.json"):
+                self.groups.update(json.loads(path.read_text()))
+        super().schedule()
+
+    def _split_scope(self, nodeid: str) -> str:
+        return self.groups.get(nodeid, nodeid)  # a test alone is its own work unit
 
     def _only_timed_left(self) -> bool:
         return list(self.workqueue) == [TIMED]
@@ -49,7 +85,7 @@ class TimedLastScheduling(LoadGroupScheduling):
     def remove_node(self, node: WorkerController) -> str | None:
         crashed = super().remove_node(node)
         if node is self.timing_node:
-            self.timing_node = None  # crashed: another (restarted) worker takes the timed tests
+            self.timing_node = None  # it crashed: another (restarted) worker takes the timed tests
         for remaining in list(self.assigned_work):
             self._reschedule(remaining)  # the last worker alive may now start the timed tests
         return crashed
