@@ -65,7 +65,7 @@ def pytest_configure_node(node: Any) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`--dist loadgroup` (pyproject's addopts): groups kept together, the timed tests last and alone."""
+    """`--dist loadgroup` (pyproject's addopts): groups kept together, `timed` and `alone` tests last, alone."""
     return TimedLastScheduling(config, log, _groups(config)) if config.getvalue("dist") == "loadgroup" else None
 
 

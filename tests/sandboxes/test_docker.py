@@ -360,6 +360,7 @@ def test_image_option_reaches_the_backend(make_project):
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # it looks for any candidate's pytest in a container: none but its own may run
 def test_ctrl_c_removes_the_container(make_project, tmp_path):
     require_docker()
     from tests.conftest import fenced, write_script

@@ -28,7 +28,9 @@ def _require_bwrap() -> None:
     require(HAS_BWRAP, "bubblewrap (bwrap) is not installed")
 
 
-pytestmark = pytest.mark.slow  # every test here is a real run in a sandbox
+# Every test here is a real run in a sandbox; on one xdist worker, so that the two backends' background
+# processes (found by their command line) are never alive at once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sandbox-processes")]
 
 BACKENDS = [pytest.param("process", id="bubblewrap"), pytest.param("subprocess", id="subprocess")]
 
