@@ -7,18 +7,71 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from coderefine.settings import SPECS
+from tests.timed_last import GROUPS_FOLDER, TimedLastScheduling, write_groups
 
 REPO = Path(__file__).resolve().parent.parent
-BENCH = Path(os.environ.get("CODEREFINE_BENCH", REPO.parent / "shared" / "bench"))
+
+
+def _shared_bench() -> Path:
+    """`../shared/bench` beside the checkout; for a git worktree, beside the main checkout it belongs to."""
+    beside = REPO.parent / "shared" / "bench"
+    if beside.is_dir() or not (REPO / ".git").is_file():
+        return beside
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()  # <main checkout>/.git
+    main_checkout = Path(common).parent if common else REPO
+    return main_checkout.parent / "shared" / "bench" if (main_checkout.parent / "shared" / "bench").is_dir() else beside
+
+
+# The one place the tests find the shared benchmark suites (../shared/bench); CODEREFINE_BENCH overrides it.
+BENCH = Path(os.environ.get("CODEREFINE_BENCH") or _shared_bench())
 IN_CI = os.environ.get("CI") == "true"
 MODEL_ENVIRONMENT = frozenset({"OPENAI_API_KEY", *(name for spec in SPECS for name in spec.env)})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    for item in items:
+        if item.get_closest_marker("timed"):
+            item.add_marker(pytest.mark.slow)  # before `-m "not slow"` deselects
+    yield
+    if GROUPS_FOLDER in getattr(config, "workerinput", {}):  # an xdist worker: tell the scheduler the groups
+        write_groups(Path(config.workerinput[GROUPS_FOLDER]), config.workerinput["workerid"], items)
+
+
+_groups_folder = pytest.StashKey[Path]()
+
+
+def _groups(config: pytest.Config) -> Path:
+    if _groups_folder not in config.stash:
+        config.stash[_groups_folder] = Path(tempfile.mkdtemp(prefix="coderefine-test-groups-"))
+    return config.stash[_groups_folder]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    node.workerinput[GROUPS_FOLDER] = str(_groups(node.config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` (pyproject's addopts): groups kept together, `timed` and `alone` tests last, alone."""
+    return TimedLastScheduling(config, log, _groups(config)) if config.getvalue("dist") == "loadgroup" else None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _groups_folder in config.stash:
+        shutil.rmtree(config.stash[_groups_folder], ignore_errors=True)
 
 
 def require(condition: bool, reason: str) -> None:
@@ -101,6 +154,8 @@ def scripted(tmp_path: Path) -> Callable[..., dict]:
     """Run the CLI on `file` with the scripted provider and return its JSON report.
 
     `generate`, `refine` are code (fenced here), `feedback` plain messages; `expect` is the exit code.
+    The process sandbox unless the test names one: these tests are about the loop, the verdicts and the
+    report, and a container start per run would double their time (Docker has its own tests).
     """
 
     def run(
@@ -118,6 +173,7 @@ def scripted(tmp_path: Path) -> Callable[..., dict]:
             tmp_path / "script.json", [fenced(c) for c in generate], list(feedback), [fenced(c) for c in refine]
         )
         report = tmp_path / "report.json"
+        sandbox = () if "--sandbox" in options else ("--sandbox", "process")
         proc = run_cli(
             task,
             file,
@@ -127,6 +183,7 @@ def scripted(tmp_path: Path) -> Callable[..., dict]:
             script,
             "--report",
             report,
+            *sandbox,
             *options,
             env=env,
             timeout=timeout,

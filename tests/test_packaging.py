@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, fenced, write_script
 
 # Where an installation finds its folders, and which protocol module the host's evaluation imports.
@@ -21,6 +23,7 @@ print(r.tasks_dir()); print(r.sandbox_dir()); print(p.__file__)
 """
 
 
+@pytest.mark.slow
 def test_wheel_carries_tasks_and_sandbox_and_runs_from_them(tmp_path, make_project):
     wheels = tmp_path / "wheels"
     subprocess.run(

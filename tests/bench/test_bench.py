@@ -115,6 +115,7 @@ def bench(*args: str | Path, cwd: Path, expect: int = 0) -> subprocess.Completed
     return proc
 
 
+@pytest.mark.timed
 def test_scripted_suite_reports_each_task_and_leaves_the_suite_untouched(tmp_path):
     suite = tmp_path / "suite"
     optimize_task(suite, "t1_fast")
@@ -158,6 +159,7 @@ def test_scripted_suite_reports_each_task_and_leaves_the_suite_untouched(tmp_pat
     assert not re.search(r"<script[\s>]|src=|<link|url\(", page)  # self-contained: nothing to fetch or run
 
 
+@pytest.mark.timed
 def test_oracle_offers_the_reference_in_parallel_jobs(tmp_path):
     suite = tmp_path / "suite"
     optimize_task(suite, "a")
@@ -181,6 +183,7 @@ def _state_lines(state: Path) -> list[dict]:
     return [json.loads(line) for line in state.read_text().splitlines()[1:]] if state.exists() else []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_keeps_finished_tasks_and_a_rerun_continues(tmp_path, jobs):
     suite = tmp_path / "suite"
@@ -221,6 +224,7 @@ def test_ctrl_c_keeps_finished_tasks_and_a_rerun_continues(tmp_path, jobs):
     assert data["summary"]["mean_gain"] > 0 and data["summary"]["curve"] == [data["summary"]["mean_gain"]]
 
 
+@pytest.mark.slow
 def test_a_state_from_other_arguments_or_not_a_state_is_refused_and_fresh_starts_over(tmp_path):
     suite = tmp_path / "suite"
     readability_task(suite, "a")
@@ -329,6 +333,7 @@ def test_summary_counts_failed_tasks_as_unimproved_and_curves_carry_forward():
     assert (readable["mean_gain"], readable["mean_score_before"], readable["mean_score_after"]) == (5.0, 35.0, 40.0)
 
 
+@pytest.mark.slow
 def test_the_shared_readability_suite_one_task(tmp_path, bench_task):
     first = sorted(p.name for p in bench_task("readability", "p00447_s848528651").parent.iterdir() if p.is_dir())[0]
     suite = bench_task("readability", first).parent

@@ -55,6 +55,7 @@ def test_no_tests(cli, make_project):
     assert_clean_error(cli("optimize", root / "mod.py"), ExitCode.NO_TESTS, "no tests found")
 
 
+@pytest.mark.slow
 def test_tests_folder_without_tests(cli, make_project):
     root = make_project({"mod.py": GOOD_MODULE, "checks/helper.py": "X = 1\n"})
     proc = cli("optimize", root / "mod.py", "--tests", root / "checks")
@@ -89,6 +90,7 @@ def test_unknown_provider_and_bad_numbers(cli, make_project):
     assert_clean_error(cli("optimize", root / "mod.py", "--pass-env", "OPENAI_API_KEY"), ExitCode.USAGE, "secret")
 
 
+@pytest.mark.slow
 def test_original_failing_its_tests_stops_with_a_report(cli, make_project, tmp_path):
     root = make_project({"mod.py": GOOD_MODULE, "test_mod.py": GOOD_TEST.replace("== 4", "== 5")})
     before = tree_digest(root)

@@ -21,6 +21,8 @@ from tests.conftest import MODEL_ENVIRONMENT, REPO
 from tests.quality.test_check import CLEAN, COMPLEX
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
+# The hook environment is a session fixture: all on one xdist worker, so it is installed once.
+pytestmark = pytest.mark.xdist_group("precommit")
 
 
 def run(command, cwd, env, check=True):
@@ -99,6 +101,7 @@ def test_manifest_is_valid():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_commit_with_a_too_complex_function_fails_with_the_finding(user_repo):
     folder, env = user_repo
     (folder / "complex.py").write_text(COMPLEX.lstrip("\n"))
@@ -111,6 +114,7 @@ def test_commit_with_a_too_complex_function_fails_with_the_finding(user_repo):
     assert run(["git", "rev-parse", "--verify", "HEAD"], folder, env, check=False).returncode != 0  # no commit
 
 
+@pytest.mark.slow
 def test_clean_commit_passes_and_the_manual_hook_stays_out_of_it(user_repo):
     folder, env = user_repo
     (folder / "clean.py").write_text(CLEAN.lstrip("\n"))
@@ -149,6 +153,7 @@ DOUBLE_TESTS = (
 )
 
 
+@pytest.mark.slow
 def test_manual_refine_hook_writes_only_a_verified_change(user_repo):
     folder, env = user_repo
     (folder / "mod.py").write_text(IMPROVABLE)

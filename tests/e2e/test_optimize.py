@@ -10,7 +10,11 @@ import json
 import pickle
 import time
 
+import pytest
+
 from tests.conftest import fenced, write_script
+
+pytestmark = pytest.mark.slow  # every test here is a real run
 
 
 def _load(path, name):
@@ -36,6 +40,7 @@ def independent_speedup(task, entry_point: str) -> float:
     return times[0] / times[1]
 
 
+@pytest.mark.timed
 def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     task = copy_task("optimize", "HumanEval_10")
     original = (task / "solution.py").read_text()
@@ -128,6 +133,7 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     assert [it["verdict"] for it in replayed["iterations"]] == ["rejected", "accepted", "rejected"]
 
 
+@pytest.mark.timed
 def test_docstring_only_edit_is_timed_and_not_faster(scripted, copy_task):
     """A null candidate that does get evaluated (its AST differs) must come out 'not faster'."""
     task = copy_task("optimize", "HumanEval_10")
@@ -163,6 +169,7 @@ def test_behaviour_change_the_tests_miss_is_caught_by_replay(scripted, copy_task
     assert only["verdict"] == "rejected" and "behaviour changed" in only["reason"] and "mutation" in only["reason"]
 
 
+@pytest.mark.timed
 def test_write_applies_only_the_verified_candidate(scripted, copy_task):
     task = copy_task("optimize", "HumanEval_10")
     target = task / "solution.py"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import fenced, write_script
 
 NO_GENERATED = {"generated_compared": 0, "generated_mismatches": 0}  # without --gen-inputs
@@ -41,6 +43,9 @@ def test_label():
     for name in ("tea", "Jam", "oat milk"):
         assert Inventory.label(name) == name.upper()
 """
+
+
+pytestmark = pytest.mark.slow  # every test here is a real run
 
 
 def test_method_target_is_recorded_replayed_and_merged(scripted, make_project):
@@ -164,6 +169,7 @@ def _running(marker: str) -> bool:
     return False
 
 
+@pytest.mark.timed
 def test_a_much_slower_candidate_stops_timing_early(scripted, make_project):
     root = make_project(
         {

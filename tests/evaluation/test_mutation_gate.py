@@ -18,6 +18,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
 from coderefine.evaluation.project import resolve_project
 from coderefine.refine.candidate import original_candidate
@@ -135,6 +137,7 @@ CALLS = {
 }
 
 
+@pytest.mark.slow
 def test_the_gate_rejects_every_mutant_the_recorded_calls_tell_apart(make_project, tmp_path):
     # Weak tests on purpose: they only check types, so the recorded calls, not the assertions, must catch
     # the mutants.
@@ -151,6 +154,7 @@ def test_the_gate_rejects_every_mutant_the_recorded_calls_tell_apart(make_projec
     assert totals["told_apart"] < totals["mutants"]
 
 
+@pytest.mark.slow
 def test_the_gate_on_benchmark_tasks(copy_task, tmp_path):
     for name in ("HumanEval_5", "HumanEval_52"):
         task = copy_task("optimize", name)

@@ -70,6 +70,7 @@ def project(make_project):
     return make_project({"mod.py": SLOW, "test_mod.py": TESTS, "bench_mod.py": BENCH})
 
 
+@pytest.mark.timed
 def test_the_benchmark_is_the_timing_workload(scripted, project, tmp_path):
     trace = tmp_path / "trace"
     data = scripted(
@@ -99,6 +100,7 @@ def test_the_benchmark_is_the_timing_workload(scripted, project, tmp_path):
     assert json.loads((trace / "run.json").read_text())["bench"] == str(project / "bench_mod.py")
 
 
+@pytest.mark.slow
 def test_a_candidate_whose_benchmark_raises_is_rejected_not_fast(scripted, project):
     data = scripted(
         "optimize",

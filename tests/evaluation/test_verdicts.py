@@ -90,6 +90,7 @@ def unique(values):
 """
 
 
+@pytest.mark.slow
 def test_mismatches_reject_and_feed_the_feedback_until_tolerance_and_order_are_configured(
     scripted, make_project, tmp_path
 ):
@@ -185,6 +186,7 @@ def draw(count):
 """
 
 
+@pytest.mark.slow
 def test_random_and_time_are_pinned_so_such_calls_judge_candidates(scripted, make_project):
     root = make_project({"lottery.py": DRAW, "test_lottery.py": DRAW_TESTS})
     data = scripted("readability", root / "lottery.py", [DRAW_SAME], ["Go on."], [DRAW_EXTRA_RANDOM])
@@ -288,6 +290,7 @@ A_ONLY_TESTS = (
 GRADES_CHANGED = GRADES.replace('return "C"', 'return "D"')
 
 
+@pytest.mark.slow
 def test_too_few_calls_stop_the_run_after_the_baseline_with_exit_21(scripted, make_project):
     root = make_project({"grades.py": GRADES, "test_grades.py": ONE_CALL_TESTS})
     data = scripted("readability", root / "grades.py", [GRADES_CHANGED], expect=ExitCode.INSUFFICIENT_TESTS)
@@ -305,6 +308,7 @@ def test_too_few_calls_stop_the_run_after_the_baseline_with_exit_21(scripted, ma
     assert (root / "grades.py").read_text() == GRADES.lstrip("\n")
 
 
+@pytest.mark.slow
 def test_low_coverage_stops_the_run_unless_explicitly_allowed(scripted, make_project):
     root = make_project({"grades.py": GRADES, "test_grades.py": A_ONLY_TESTS})
     blocked = scripted("readability", root / "grades.py", [GRADES_CHANGED], expect=ExitCode.INSUFFICIENT_TESTS)
@@ -341,6 +345,7 @@ def test_sum():
 """
 
 
+@pytest.mark.slow
 def test_a_script_run_as_a_program_is_not_gated(scripted, make_project):
     root = make_project({"adder.py": SCRIPT, "test_adder.py": SCRIPT_TESTS})
     candidate = "import sys\n\nprint(sum(int(line) for line in sys.stdin))\n"
@@ -351,6 +356,7 @@ def test_a_script_run_as_a_program_is_not_gated(scripted, make_project):
     assert "not gated: a program" in data["_stdout"]
 
 
+@pytest.mark.slow
 def test_the_report_baseline_carries_evidence_per_target(scripted, make_project):
     root = make_project({"stats.py": STATS, "test_stats.py": STATS_TESTS})
     data = scripted("readability", root / "stats.py", [STATS_CANDIDATE], (), ())
@@ -390,6 +396,7 @@ def test_label():
 CLIP_IGNORES_LIMIT = TYPED.replace("[min(value, limit) for value in values]", "list(values)")
 
 
+@pytest.mark.slow
 def test_generated_inputs_catch_what_the_tests_calls_do_not(scripted, make_project):
     root = make_project({"typed.py": TYPED, "test_typed.py": TYPED_TESTS})
     data = scripted("readability", root / "typed.py", [CLIP_IGNORES_LIMIT], (), (), "--gen-inputs")

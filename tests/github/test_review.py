@@ -249,6 +249,7 @@ def test_unique():
 FAST_COUNT = "def count_common(a, b):\n    wanted = set(b)\n    return sum(1 for x in a if x in wanted)\n"
 
 
+@pytest.mark.timed
 def test_a_changed_slow_function_gets_one_verified_suggestion_and_its_unchanged_neighbour_none(tmp_path, github):
     pull = make_pull(
         tmp_path,
@@ -283,6 +284,7 @@ def test_a_changed_slow_function_gets_one_verified_suggestion_and_its_unchanged_
     assert (pull.checkout / "mod.py").read_text() == head_text  # the checkout is never written
 
 
+@pytest.mark.slow
 def test_a_second_run_updates_the_one_summary_and_does_not_repeat_the_review(tmp_path, github):
     pull = project_pull(tmp_path, WORDY_EVENS)
     env = actions_env(tmp_path, github, pull)
@@ -313,6 +315,7 @@ def test_a_second_run_updates_the_one_summary_and_does_not_repeat_the_review(tmp
     assert "review: octo/demo#7" in second.stdout and "comment updated" in second.stdout
 
 
+@pytest.mark.slow
 def test_a_read_only_token_writes_the_step_summary_and_succeeds_and_no_secret_is_printed(tmp_path, github):
     """A fork's pull request: read-only token, no key. The key and token appear in no output and no file."""
     pull = project_pull(tmp_path)
@@ -339,6 +342,7 @@ def test_a_read_only_token_writes_the_step_summary_and_succeeds_and_no_secret_is
                 assert secret.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_no_key_means_the_offline_provider_and_deterministic_checks_only(tmp_path, github):
     wordy = dedent(BASE).replace("    return n < 10\n", dedent(HEAD).split("\n\n\n")[2][17:])
     pull = project_pull(tmp_path, wordy)
@@ -387,6 +391,7 @@ def test_a_skip_marker_in_the_message_is_skipped(tmp_path, github):
     assert proc.returncode == 0 and "[skip coderefine]" in proc.stdout and github.requests == []
 
 
+@pytest.mark.slow
 def test_suggestions_beyond_the_cap_are_listed_in_the_summary_not_posted(tmp_path, github):
     pull = project_pull(tmp_path)
     env = actions_env(tmp_path, github, pull)
@@ -417,6 +422,7 @@ def test_an_api_failure_is_one_line_and_exit_17(tmp_path, github):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_failing_write_is_exit_17_after_the_review(tmp_path, github):
     pull = project_pull(tmp_path, WORDY_EVENS)
     env = actions_env(tmp_path, github, pull)
@@ -428,6 +434,7 @@ def test_a_failing_write_is_exit_17_after_the_review(tmp_path, github):
     assert len(github.pulls[7].reviews) == 1
 
 
+@pytest.mark.slow
 def test_the_openai_provider_gets_the_key_from_the_environment_and_never_shows_it(tmp_path, github):
     pull = project_pull(tmp_path, WORDY_EVENS)
     key = "sk-review-DISTINCTIVE-0f9e8d7c6b"
@@ -450,6 +457,7 @@ def test_the_openai_provider_gets_the_key_from_the_environment_and_never_shows_i
             assert key.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_failing_tests_and_a_syntax_error_are_reported_in_the_summary_not_failures(tmp_path, github):
     broken_evens = dedent(BASE).replace("x % 2 == 0]", "x % 2 == 1]")
     pull = make_pull(
@@ -487,6 +495,7 @@ def test_total():
 """
 
 
+@pytest.mark.slow
 def test_a_verified_change_reaching_outside_the_diff_goes_to_the_summary_not_inline(tmp_path, github):
     """The PR touches the top of `total`; the verified rewrite also changes its last lines, which the
     diff's hunk does not show: GitHub would refuse that comment (422), so the change is a summary diff."""

@@ -82,6 +82,8 @@ def run_openai(server: OpenAIServer, tmp_path: Path):
             tmp_path / "cache",
             "--report",
             report,
+            "--sandbox",
+            "process",  # these tests are about the provider: no container start per run
             *options,
             env={"OPENAI_API_KEY": KEY, **(env or {})},
         )
@@ -92,6 +94,7 @@ def run_openai(server: OpenAIServer, tmp_path: Path):
     return run
 
 
+@pytest.mark.timed
 def test_optimize_run_sends_model_parameters_history_and_facts(server, run_openai, make_project):
     root = make_project({"mod.py": SUM_MODULE, "test_mod.py": SUM_TESTS})
     server.queue(
@@ -133,6 +136,9 @@ def test_optimize_run_sends_model_parameters_history_and_facts(server, run_opena
     assert "4 model calls, 710 tokens" in proc.stdout
 
 
+# Timed, though it claims no speedup: the feedback prompt carries the tests' duration (0.1 s steps), so the
+# repeated run hits the cache only when its tests take as long: run alone, they do.
+@pytest.mark.timed
 def test_a_repeated_run_costs_nothing_and_no_cache_bypasses_it(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     answers = (python(CLEAN_EVENS), "Clear now.\nVERDICT: STOP")
@@ -156,6 +162,7 @@ def test_a_repeated_run_costs_nothing_and_no_cache_bypasses_it(server, run_opena
     assert len(server.chat_requests()) == 6
 
 
+@pytest.mark.slow
 def test_a_base_url_alone_selects_openai_for_a_local_server(tmp_path, make_project):
     local = OpenAIServer(api_key=None, models=("llama3",)).start()  # like Ollama: no key needed
     try:
@@ -178,6 +185,7 @@ def test_a_base_url_alone_selects_openai_for_a_local_server(tmp_path, make_proje
         local.stop()
 
 
+@pytest.mark.slow
 def test_without_key_or_base_url_the_default_is_offline(cli, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     proc = cli("readability", root / "mod.py", "--max-iterations", "1")
@@ -201,6 +209,7 @@ def test_a_rejected_key_fails_before_the_baseline(server, run_openai, make_proje
     assert report["error"]["kind"] == "provider_rejected"
 
 
+@pytest.mark.slow
 def test_an_unknown_model_is_a_settings_error(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     server.queue(fault(404, "The model `gpt-9` does not exist"))
@@ -209,6 +218,7 @@ def test_an_unknown_model_is_a_settings_error(server, run_openai, make_project):
     assert any("'gpt-9' is not among the models" in w for w in report["warnings"])
 
 
+@pytest.mark.slow
 def test_transient_errors_are_retried_with_backoff(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     server.queue(fault(429, "slow down"), fault(503, "overloaded"), python(CLEAN_EVENS), "VERDICT: STOP")
@@ -217,6 +227,7 @@ def test_transient_errors_are_retried_with_backoff(server, run_openai, make_proj
     assert report["llm"]["calls"] == 2 and report["iterations"][0]["evaluated"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("replies", "options", "message"),
     [
@@ -260,6 +271,7 @@ def test_an_unreachable_endpoint_fails_fast(make_project, tmp_path):
     assert "baseline" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_unusable_answers_become_rejected_candidates_the_feedback_sees(server, run_openai, make_project, tmp_path):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     usage_example = "```python\nprint(f([1, 2]))\n```\n\n```python\n" + CLEAN_EVENS + "```"
@@ -287,6 +299,7 @@ def test_unusable_answers_become_rejected_candidates_the_feedback_sees(server, r
     assert all(reason in prompts[6] for reason in ("no code block", "'javascript'", "length limit"))
 
 
+@pytest.mark.slow
 def test_call_and_token_budgets(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     server.queue(python(CLEAN_EVENS))
@@ -301,6 +314,7 @@ def test_call_and_token_budgets(server, run_openai, make_project):
     assert len(server.chat_requests()) == 2  # the feedback request was never sent
 
 
+@pytest.mark.slow
 def test_history_beyond_the_context_budget_is_left_out_and_the_trace_says_so(
     server, run_openai, make_project, tmp_path
 ):
@@ -327,6 +341,7 @@ def test_history_beyond_the_context_budget_is_left_out_and_the_trace_says_so(
     assert first_refine["request"]["omitted_attempts"] == []
 
 
+@pytest.mark.slow
 def test_a_traced_run_replays_without_the_model(server, run_openai, make_project, tmp_path):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     server.queue(python(CLEAN_EVENS), "Names are clear now.\nVERDICT: STOP")
@@ -363,6 +378,7 @@ def test_replay_of_something_that_is_not_a_trace(tmp_path, make, message):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_failure_mid_run_keeps_what_was_verified_in_view(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     before = (root / "mod.py").read_text()

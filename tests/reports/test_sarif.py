@@ -166,6 +166,7 @@ def apply_replacements(text: str, replacements: list[dict]) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_refine_sarif_reports_the_verified_change_with_its_evidence_and_fix(
     scripted, make_project, tmp_path, validator
 ):
@@ -195,6 +196,7 @@ def test_refine_sarif_reports_the_verified_change_with_its_evidence_and_fix(
     assert (root / "mod.py").read_text() == original  # --sarif reports; only --write writes
 
 
+@pytest.mark.slow
 def test_refine_sarif_of_a_failed_run_has_no_results_and_says_why(scripted, make_project, tmp_path, validator):
     root = make_project({"mod.py": MODULE, "test_mod.py": TESTS.replace('"minor"', '"child"')})
     sarif = tmp_path / "refine.sarif"
@@ -209,6 +211,7 @@ def test_refine_sarif_of_a_failed_run_has_no_results_and_says_why(scripted, make
     assert notification["properties"] == {"exitCode": 10, "kind": "baseline_fails"}
 
 
+@pytest.mark.slow
 def test_refine_several_files_writes_verified_changes_and_reports_each(cli, make_project, tmp_path, validator):
     root = make_project({"mod.py": MODULE, "test_mod.py": TESTS})
     script = tmp_path / "script.json"

@@ -43,6 +43,9 @@ MARKER = "9" + str(uuid.uuid4().int % 10**8)  # the background process's sleep t
 TIMEOUT = 8  # --timeout: the loop and sleep attacks each cost this much
 ROOT = os.geteuid() == 0
 
+# Every test reads the one run per backend (a module fixture): all on one xdist worker, so the runs happen once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containment")]
+
 # attack -> backend -> contained? (the process backend's gaps are the kernel's rules, not our choice)
 EXPECTED = {
     "fork-bomb": {"docker": True, "process": not ROOT},  # RLIMIT_NPROC, which the kernel does not apply to root

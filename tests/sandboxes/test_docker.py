@@ -83,6 +83,7 @@ def job(scratch: Path, code: str, *, folder: str = "ws", keep: bool = False, tim
     )
 
 
+@pytest.mark.slow
 def test_container_is_locked_down(sandbox, scratch):
     outcome = sandbox.run(job(scratch, "import os; print(os.getuid(), os.getgid())"))
     assert outcome.returncode == 0, outcome.stderr
@@ -110,6 +111,7 @@ def test_container_is_locked_down(sandbox, scratch):
     assert config["Labels"][LABEL] == "1" and config["Labels"][f"{LABEL}.run"] == sandbox.run_id
 
 
+@pytest.mark.slow
 def test_job_sees_only_its_environment(sandbox, scratch, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-never-inside")
     code = "import os, json; print(json.dumps(dict(os.environ)))"
@@ -119,6 +121,7 @@ def test_job_sees_only_its_environment(sandbox, scratch, monkeypatch):
     assert set(seen) <= {*sandbox_env(scratch, {}), "HOSTNAME", "CODEREFINE_SOLE_USER", "LC_CTYPE"}
 
 
+@pytest.mark.slow
 def test_jobs_cannot_touch_each_others_files(sandbox, scratch):
     first = sandbox.run(job(scratch, "open('kept.txt', 'w').write('baseline')", folder="original", keep=True))
     assert first.returncode == 0, first.stderr
@@ -157,6 +160,7 @@ def test_jobs_cannot_touch_each_others_files(sandbox, scratch):
     assert check.stdout.split() == ["False", "True"]
 
 
+@pytest.mark.slow
 def test_nothing_of_a_job_outlives_it(sandbox, scratch):
     marker = "98765" + str(os.getpid())
     spawn = f"""
@@ -183,6 +187,7 @@ def test_nothing_of_a_job_outlives_it(sandbox, scratch):
     assert sandbox.run(job(scratch, look, folder="ws2")).stdout.strip() == "[] False"
 
 
+@pytest.mark.slow
 def test_a_job_past_its_limit_is_killed_and_the_next_one_runs(sandbox, scratch):
     stuck = sandbox.run(job(scratch, "import time; print('started', flush=True); time.sleep(3600)", timeout=3))
     assert stuck.timed_out and "started" in stuck.stdout
@@ -190,6 +195,7 @@ def test_a_job_past_its_limit_is_killed_and_the_next_one_runs(sandbox, scratch):
     assert after.stdout.strip() == "fine" and not after.timed_out
 
 
+@pytest.mark.slow
 def test_limits_hold_inside_a_job(sandbox, scratch):
     bombs = """
         import os, time
@@ -225,6 +231,7 @@ def test_limits_hold_inside_a_job(sandbox, scratch):
     assert sandbox.run(job(scratch, "print('fine')", folder="ws2")).stdout.strip() == "fine"
 
 
+@pytest.mark.slow
 def test_close_removes_the_container(sandbox, scratch):
     sandbox.run(job(scratch, "pass"))
     assert our_containers(**{f"{LABEL}.run": sandbox.run_id})
@@ -233,6 +240,7 @@ def test_close_removes_the_container(sandbox, scratch):
     assert our_containers(**{f"{LABEL}.run": sandbox.run_id}) == []
 
 
+@pytest.mark.slow
 def test_no_container_survives_a_killed_coderefine(scratch):
     """SIGKILL gives no chance to clean up: the container's lifeline (its stdin) closes and it goes."""
     require_docker()
@@ -259,6 +267,7 @@ def test_no_container_survives_a_killed_coderefine(scratch):
     assert our_containers(**{f"{LABEL}.run": run_id}) == []
 
 
+@pytest.mark.slow
 def test_unknown_image_is_one_line(sandbox):
     from coderefine.sandboxes.docker import DockerSandbox
 
@@ -267,6 +276,7 @@ def test_unknown_image_is_one_line(sandbox):
     assert "\n" not in caught.value.message
 
 
+@pytest.mark.slow
 def test_auto_picks_docker_and_says_so():
     require_docker()
     from coderefine.sandboxes.registry import make_sandbox
@@ -278,6 +288,7 @@ def test_auto_picks_docker_and_says_so():
         box.close()
 
 
+@pytest.mark.slow
 def test_without_an_engine_docker_is_a_one_line_sandbox_error(make_project, tmp_path):
     root = make_project(
         {
@@ -302,6 +313,7 @@ def test_auto_without_an_engine_falls_back_to_process_and_says_why(monkeypatch, 
         make_sandbox("auto", image="anything:1")
 
 
+@pytest.mark.slow
 def test_a_folder_the_sandbox_users_cannot_read_is_named_and_auto_falls_back(tmp_path):
     require_docker()
     private = tmp_path / "private"
@@ -323,6 +335,7 @@ def test_a_folder_the_sandbox_users_cannot_read_is_named_and_auto_falls_back(tmp
     assert error.startswith(f"the Docker sandbox's users cannot read {private} (mode 0o700)")
 
 
+@pytest.mark.slow
 def test_build_failure_is_one_line(tmp_path):
     """`coderefine sandbox build` without a registry: the base image cannot be pulled, so one line and
     exit 11, no traceback. (A successful build is not exercised here: it needs a registry.)"""
@@ -335,6 +348,7 @@ def test_build_failure_is_one_line(tmp_path):
     assert proc.returncode == 11 and "requirements file" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_image_option_reaches_the_backend(make_project):
     require_docker()
     root = make_project({"mod.py": "def f(a):\n    return a\n", "test_mod.py": "from mod import f\n"})
@@ -345,6 +359,8 @@ def test_image_option_reaches_the_backend(make_project):
     assert proc.returncode == 2 and "--image needs --sandbox docker" in proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.alone  # it looks for any candidate's pytest in a container: none but its own may run
 def test_ctrl_c_removes_the_container(make_project, tmp_path):
     require_docker()
     from tests.conftest import fenced, write_script

@@ -28,6 +28,10 @@ def _require_bwrap() -> None:
     require(HAS_BWRAP, "bubblewrap (bwrap) is not installed")
 
 
+# Every test here is a real run in a sandbox; on one xdist worker, so that the two backends' background
+# processes (found by their command line) are never alive at once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sandbox-processes")]
+
 BACKENDS = [pytest.param("process", id="bubblewrap"), pytest.param("subprocess", id="subprocess")]
 
 
