@@ -137,7 +137,7 @@ def test_optimize_run_sends_model_parameters_history_and_facts(server, run_opena
 
 
 # Timed, though it claims no speedup: the feedback prompt carries the tests' duration (0.1 s steps), so the
-# repeated run hits the cache only when its tests take as long: run alone, they do.
+# repeated run hits the cache only when its tests take as long, which they far more often do when run alone.
 @pytest.mark.timed
 def test_a_repeated_run_costs_nothing_and_no_cache_bypasses_it(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
