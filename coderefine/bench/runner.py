@@ -32,6 +32,7 @@ from coderefine.bench.results import TaskRecord, record_from_result
 from coderefine.bench.suite import REFERENCE, BenchTask
 from coderefine.errors import BenchStateError, CoderefineError, ExitCode
 from coderefine.fences import fenced
+from coderefine.interrupts import redeliver_lost_interrupts
 from coderefine.records import INSUFFICIENT_TESTS
 from coderefine.refine.run import RunOptions, execute, unstarted
 from coderefine.refine.tasks import load_task
@@ -152,8 +153,14 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
 
+def _forget_interrupt() -> None:
+    global _interrupted
+    _interrupted = False
+
+
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an idle worker just waits to be shut down
+    redeliver_lost_interrupts(before_resend=_forget_interrupt)
 
 
 def _run_in_worker(job: TaskJob) -> TaskRecord | None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from coderefine.interrupts import redeliver_lost_interrupts
+
 
 def main() -> None:
+    redeliver_lost_interrupts()
     arguments = sys.argv[1:]
     if arguments[:1] == ["check"]:
         from coderefine.cli.fast_check import fast_check
