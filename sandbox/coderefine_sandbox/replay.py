@@ -21,8 +21,10 @@ import io
 import pickle
 import pstats
 import time
+from collections.abc import Callable
 from typing import Any
 
+from coderefine_sandbox.audit import Recorder
 from coderefine_sandbox.compare import deep_equal, describe, unordered_equal
 from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, to_json
@@ -37,7 +39,12 @@ from coderefine_sandbox.workload import (
 MAX_EXAMPLES = 5
 
 
-def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | None) -> tuple[str, Any, Any, str, tuple]:
+Watch = Callable[[], contextlib.AbstractContextManager[None]]
+
+
+def _outcome(
+    func: Any, record: dict[str, Any], profiler: cProfile.Profile | None, watch: Watch | None = None
+) -> tuple[str, Any, Any, str, tuple]:
     args, kwargs = pickle.loads(record["args"])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -45,7 +52,8 @@ def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | Non
         if profiler is not None:
             profiler.enable()
         try:
-            with pinned_call(record.get("entropy")):  # the random states and clock readings it had
+            # The random states and clock readings it had; the audit window around the call alone.
+            with pinned_call(record.get("entropy")), watch() if watch is not None else contextlib.nullcontext():
                 value = func(*args, **kwargs)
             kind, exc = "return", None
         except Exception as error:
@@ -63,10 +71,11 @@ def compare_call(
     abs_tol: float,
     profiler: cProfile.Profile | None = None,
     unordered: bool = False,
+    watch: Watch | None = None,
 ) -> dict[str, str] | None:
     """None when the call behaves as recorded; else a description of the first difference."""
     args_text = describe(pickle.loads(record["args"]), 160)
-    kind, value, exc, printed, after = _outcome(func, record, profiler)
+    kind, value, exc, printed, after = _outcome(func, record, profiler, watch)
     if kind != record["outcome"]:
         if kind == "exception":
             assert exc is not None
@@ -143,15 +152,20 @@ def main(argv: list[str] | None = None) -> int:
 
     add_import_paths(args.workspace, args.import_root)
     calls = load_calls(args.calls, args.exclude)
+    recorder = Recorder(args.workspace)
     try:
-        module = import_module(args.module)
+        with recorder.watch("import"):
+            module = import_module(args.module)
     except Exception as exc:
-        failed = ReplayReport(0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None)
+        failed = ReplayReport(
+            0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None, recorder.capabilities
+        )
         _write(args.out, failed)
         return 0
     profiler = cProfile.Profile() if args.profile else None
     started = time.perf_counter()
     mismatch_indices: list[int] = []
+    held_out_mismatches = 0
     examples: list[MismatchExample] = []
     for call in calls:
         try:
@@ -166,7 +180,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             try:
                 difference = compare_call(
-                    func, call.record, args.rel_tol, args.abs_tol, profiler, unordered=call.target in unordered
+                    func,
+                    call.record,
+                    args.rel_tol,
+                    args.abs_tol,
+                    profiler,
+                    unordered=call.target in unordered,
+                    watch=lambda call=call: recorder.watch(lambda: _where(call)),  # type: ignore[misc]
                 )
             except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
                 difference = {
@@ -177,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                 }
         if difference is not None:
             mismatch_indices.append(call.index)
+            held_out_mismatches += call.held_out
             if len(examples) < MAX_EXAMPLES:
-                examples.append(MismatchExample(function=call.target, **difference))
+                examples.append(MismatchExample(function=call.target, **difference, held_out=call.held_out))
     seconds = time.perf_counter() - started
     profile: tuple[HotSpot, ...] = ()
     if profiler is not None and getattr(module, "__file__", None):
@@ -192,9 +213,26 @@ def main(argv: list[str] | None = None) -> int:
         profile=profile,
         import_error=None,
         error=None,
+        capabilities=recorder.capabilities,
+        held_out_mismatches=held_out_mismatches,
     )
     _write(args.out, report)
     return 0
+
+
+def _where(call: Any) -> str:
+    """How a capability names the call it happened in; a held-out call's inputs are never shown."""
+    if call.held_out:
+        return f"{call.target} on a held-out recorded call"
+    return f"{call.target}{_call_text(describe(pickle.loads(call.record['args']), 120))}"
+
+
+def _call_text(args: str) -> str:
+    # Recorded args are described as "((a, b), {})"; shown as a call.
+    if args.startswith("((") and args.endswith(", {})"):
+        inner = args[1:-5]
+        return inner[:-2] + ")" if inner.endswith(",)") else inner
+    return f"[{args}]"
 
 
 def _write(path: str, report: ReplayReport) -> None:
