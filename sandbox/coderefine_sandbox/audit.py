@@ -242,8 +242,9 @@ def gained(
     candidate: tuple[Capability, ...], original: tuple[Capability, ...], allowed: tuple[str, ...]
 ) -> tuple[Capability, ...]:
     """The candidate's capabilities the original never used, less the kinds the user allowed."""
-    known = {(c.kind, c.key) for c in original} | {(c.kind, "") for c in original}
-    return tuple(c for c in candidate if c.kind not in allowed and (c.kind, c.key) not in known)
+    known = {(c.kind, c.key) for c in original}
+    new = [c for c in candidate if c.kind not in allowed and (c.kind, c.key) not in known]
+    return tuple(sorted(new, key=lambda c: KINDS.index(c.kind) if c.kind in KINDS else len(KINDS)))
 
 
 def _short(args: tuple[object, ...]) -> str:
