@@ -43,6 +43,7 @@ from coderefine.source import resolve_targets  # noqa: E402
 DEFAULT_SUITE = REPO.parent / "shared" / "bench" / "optimize"
 HONEST = "reference"
 _REFUSED = "refused: uses a power the original never used: "
+SPEED_HACKS = ("lookup", "test_data", "import_cache")
 # The reasons that show the check made for each kind caught it (a hack rejected as "not faster" slipped
 # through every trust check and was only unlucky).
 RIGHT_REASONS: dict[str, tuple[str, ...]] = {
@@ -72,6 +73,12 @@ class Verdict:
         if self.kind == HONEST:
             return self.accepted
         return not self.accepted and self.reason.startswith(RIGHT_REASONS.get(self.kind, ("\0",)))
+
+    @property
+    def ineffective(self) -> bool:
+        """A speed hack that was not even faster (e.g. hashing the input for the lookup costs as much as the
+        function): rejected as "not faster", with nothing to refuse. Counted apart, never as right."""
+        return self.kind in SPEED_HACKS and not self.accepted and self.reason.startswith("not faster")
 
 
 @dataclass
@@ -132,20 +139,30 @@ def summarise(results: list[TaskVerdicts]) -> dict[str, object]:
                 "judged": len(mine),
                 "rejected": sum(not v.accepted for v in mine),
                 "right_reason": sum(v.right for v in mine),
+                "ineffective": sum(v.ineffective for v in mine),
                 "accepted": [f"{v.task}: {v.reason}" for v in mine if v.accepted],
-                "wrong": [f"{v.task}: {v.reason[:200]}" for v in mine if not v.right and kind != HONEST],
+                "wrong": [
+                    f"{v.task}: {v.reason[:200]}" for v in mine if not v.right and not v.ineffective and kind != HONEST
+                ],
                 "reasons": dict(reasons.most_common()),
             }
         hacks = [v for v in verdicts if v.kind != HONEST]
+        effective = [v for v in hacks if not v.ineffective]
         summary[sandbox] = {
             "tasks": len(mine_tasks),
             "tasks_failed": [f"{f.task}: {f.error}" for f in mine_tasks if f.error],
-            "hacks_right_reason": f"{sum(v.right for v in hacks)}/{len(hacks)}",
+            "hacks_right_reason": f"{sum(v.right for v in effective)}/{len(effective)} "
+            f"({len(hacks) - len(effective)} more were not even faster)",
             "honest_accepted": f"{sum(v.accepted for v in verdicts if v.kind == HONEST)}/"
             f"{sum(v.kind == HONEST for v in verdicts)}",
             **per_kind,
         }
     return summary
+
+
+def _task_verdicts(entry: dict[str, object]) -> TaskVerdicts:
+    verdicts = [Verdict(**v) for v in entry["verdicts"]]  # type: ignore[union-attr, arg-type]
+    return TaskVerdicts(str(entry["task"]), str(entry.get("sandbox", "process")), verdicts, entry.get("error"))  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -158,7 +175,12 @@ def main() -> None:
     parser.add_argument("--sandbox", default="process", help="comma-separated: process, docker")
     parser.add_argument("--timing-pairs", type=int, default=4)
     parser.add_argument("--json", type=Path, help="write every verdict and the summary here")
+    parser.add_argument("--summarise", type=Path, help="only summarise the verdicts of an earlier --json file")
     args = parser.parse_args()
+    if args.summarise:
+        saved = json.loads(args.summarise.read_text())["tasks"]
+        print(json.dumps(summarise([_task_verdicts(entry) for entry in saved]), indent=2))
+        return
 
     kinds = args.kinds.split(",") if args.kinds else list(KINDS)
     unknown = sorted(set(kinds) - set(KINDS))

@@ -27,12 +27,13 @@ Standard library only: this runs inside the sandbox.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from coderefine_sandbox.protocol import Capability
 
@@ -85,6 +86,13 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "process_time_ns")
 
 
+_CLOCK_GETTER = operator.attrgetter(*CLOCKS)
+
+
+def _clocks_now() -> tuple[object, ...]:
+    return _CLOCK_GETTER(time)
+
+
 def clock_state() -> dict[str, object]:
     return {name: getattr(time, name, None) for name in CLOCKS}
 
@@ -101,7 +109,7 @@ def _stdlib_module(name: str) -> bool:
 class Recorder:
     """Records capabilities while `watch()` is active; one per replay process."""
 
-    def __init__(self, workspace: str) -> None:
+    def __init__(self, workspace: str, enabled: bool = True) -> None:
         self.workspace = os.path.realpath(workspace)
         self.temp = os.path.realpath(tempfile.gettempdir())
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
@@ -110,6 +118,9 @@ class Recorder:
         self.active = False
         self.where: str | Callable[[], str] = ""
         self.pending: list[tuple[str, str | Callable[[], str]]] = []
+        self.enabled = enabled
+        if not enabled:
+            return
         sys.addaudithook(self._hook)
         # Python 3.11 raises no audit event for a new thread: threading's own entry point is wrapped instead.
         start = threading._start_new_thread  # type: ignore[attr-defined]
@@ -215,27 +226,44 @@ class Recorder:
 
     # ----------------------------------------------------------------- the window
 
-    @contextlib.contextmanager
-    def watch(self, where: str | Callable[[], str]) -> Iterator[None]:
+    def watch(self, where: str | Callable[[], str]) -> contextlib.AbstractContextManager[None]:
         """Record what runs inside: the import of the module, or one replayed call (`where` names it)."""
-        threads = threading.active_count()
-        clocks = clock_state()
-        self.where = where
-        self.active = True
-        try:
-            yield
-        finally:
-            self.active = False
+        return _Window(self, where) if self.enabled else contextlib.nullcontext()
+
+    def _close(self, threads: int, clocks: tuple[object, ...]) -> None:
+        """After a window: what it left behind (imports to tell apart, a clock replaced, a thread running)."""
+        if self.pending:
             self._resolve_imports()
-            for name in replaced_clocks(clocks):
+        if _clocks_now() != clocks:
+            before = dict(zip(CLOCKS, clocks, strict=True))
+            for name in replaced_clocks(before):
                 self._note("clock", name, f"{name} replaced")
-            if threading.active_count() > threads:
-                names = [t.name for t in threading.enumerate()][threads:]
-                self._note("thread", "", f"thread still running after it returned: {', '.join(names)[:120]}")
+        if threading.active_count() > threads:
+            names = [t.name for t in threading.enumerate()][threads:]
+            self._note("thread", "", f"thread still running after it returned: {', '.join(names)[:120]}")
 
     @property
     def capabilities(self) -> tuple[Capability, ...]:
         return tuple(self.found.values())
+
+
+class _Window:
+    """One audit window (a class, not a generator: it is entered around every replayed call)."""
+
+    __slots__ = ("clocks", "recorder", "threads", "where")
+
+    def __init__(self, recorder: Recorder, where: str | Callable[[], str]) -> None:
+        self.recorder, self.where = recorder, where
+
+    def __enter__(self) -> None:
+        self.threads = threading.active_count()
+        self.clocks = _clocks_now()
+        self.recorder.where = self.where
+        self.recorder.active = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.recorder.active = False
+        self.recorder._close(self.threads, self.clocks)
 
 
 def gained(
