@@ -34,7 +34,7 @@ from hacks import KINDS  # noqa: E402
 
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
-from coderefine.records import Baseline  # noqa: E402
+from coderefine.records import Baseline, Evaluation  # noqa: E402
 from coderefine.refine.candidate import original_candidate  # noqa: E402
 from coderefine.refine.tasks import SpeedupScorer  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
@@ -66,6 +66,8 @@ class Verdict:
     accepted: bool
     reason: str
     seconds: float
+    # (speedup, low, high) overall, on the held-out calls, on the shown ones, with import charged; import s
+    timing: dict[str, object] | None = None
 
     @property
     def right(self) -> bool:
@@ -110,13 +112,29 @@ def judge_task(task: Path, kinds: list[str], sandbox: str, timing_pairs: int) ->
                 evaluation = evaluator.evaluate(original_candidate(candidate_code))
                 verdict = scorer.judge(evaluation, baseline, candidate_code)
                 figures.verdicts.append(
-                    Verdict(task.name, kind, verdict.accepted, verdict.reason, evaluation.wall_seconds)
+                    Verdict(
+                        task.name, kind, verdict.accepted, verdict.reason, evaluation.wall_seconds, _figures(evaluation)
+                    )
                 )
         except Exception as exc:  # one broken task must not end the benchmark
             figures.error = f"{type(exc).__name__}: {exc}"
         finally:
             evaluator.close()
     return figures
+
+
+def _figures(evaluation: Evaluation) -> dict[str, object] | None:
+    t = evaluation.timing
+    if t is None:
+        return None
+    return {
+        "overall": (t.speedup, t.ci_low, t.ci_high),
+        "confirmation": t.confirmation,
+        "held_out": t.held_out,
+        "shown": t.shown,
+        "charged": t.charged,
+        "import_seconds": t.import_seconds,
+    }
 
 
 def _reason_label(reason: str) -> str:

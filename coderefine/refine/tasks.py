@@ -158,10 +158,12 @@ class SpeedupScorer:
                 return Verdict(False, "speed not measurable: the tests make no recordable calls to the target", None)
             return Verdict(False, "speed was not measured", None)
         figure = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
+        # Whenever a series cleared the floor, a gamed speedup is named as such, confirmed or not: the
+        # feedback must say why, not that the second series happened to fall short.
+        gamed = gamed_speedup(timing, figure) if timing.cleared or timing.confirmation is not None else None
+        if gamed is not None:
+            return Verdict(False, gamed, timing.speedup)
         if timing.faster:
-            gamed = gamed_speedup(timing, figure)
-            if gamed is not None:
-                return Verdict(False, gamed, timing.speedup)
             return Verdict(True, f"{figure} faster (confirmed)", timing.speedup)
         if timing.confirmation is not None and not timing.confirmed:
             speedup, low, high = timing.confirmation

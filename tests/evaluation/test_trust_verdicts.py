@@ -107,3 +107,8 @@ def test_allow_takes_only_known_powers(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nallow = ["clocks"]\n')
     with pytest.raises(ConfigError, match="allow: unknown clocks"):
         resolve_settings({}, tmp_path, {})
+
+
+def test_a_gamed_speedup_is_named_even_when_its_second_series_falls_short():
+    lookup = dataclasses.replace(FAST, confirmation=(1.3, 0.8, 2.1), held_out=(0.95, 0.8, 1.1), shown=(25, 13, 48))
+    assert _judge(lookup).reason.startswith("fast only on the shown inputs:")
