@@ -112,3 +112,48 @@ def test_allow_takes_only_known_powers(tmp_path):
 def test_a_gamed_speedup_is_named_even_when_its_second_series_falls_short():
     lookup = dataclasses.replace(FAST, confirmation=(1.3, 0.8, 2.1), held_out=(0.95, 0.8, 1.1), shown=(25, 13, 48))
     assert _judge(lookup).reason.startswith("fast only on the shown inputs:")
+
+
+SCALE = """
+def scale(values, k):
+    return [v * k for v in values]
+"""
+SCALE_TESTS = """
+from mod import scale
+
+
+def test_scale():
+    for n in range(6):
+        assert scale(list(range(n)), 3) == [3 * v for v in range(n)]
+"""
+NETWORK = (
+    SCALE
+    + """
+
+def scale(values, k, _scale=scale):
+    import socket
+    socket.socket().close()
+    return _scale(values, k)
+"""
+)
+DYNAMIC = "exec(compile(" + repr(SCALE) + ", '<s>', 'exec'))\n"
+
+
+@pytest.mark.slow
+def test_the_sandbox_refuses_a_power_the_original_never_used(make_project):
+    from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+    from coderefine.evaluation.project import resolve_project
+    from coderefine.refine.candidate import original_candidate
+    from coderefine.sandboxes.registry import make_sandbox
+
+    root = make_project({"mod.py": SCALE, "test_mod.py": SCALE_TESTS})
+    settings = EvaluationSettings(measure_speed=False, allow=("import",))
+    evaluator = Evaluator(resolve_project(root / "mod.py"), ("scale",), make_sandbox("process"), settings)
+    try:
+        evaluator.baseline(SCALE)
+        network, dynamic = (correctness_problem(evaluator.evaluate(original_candidate(c))) for c in (NETWORK, DYNAMIC))
+    finally:
+        evaluator.close()
+    assert (network or "").startswith("refused: uses a power the original never used: network (socket"), network
+    assert "in scale([], 3)" in (network or "") and "more" not in (network or "")  # `import socket` allowed
+    assert (dynamic or "").startswith("refused: uses a power the original never used: dynamic_code"), dynamic
