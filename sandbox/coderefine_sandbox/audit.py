@@ -112,6 +112,7 @@ class Recorder:
     def __init__(self, workspace: str, enabled: bool = True) -> None:
         self.workspace = os.path.realpath(workspace)
         self.temp = os.path.realpath(tempfile.gettempdir())
+        self.home = os.path.realpath(os.path.expanduser("~"))
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
         self.install_dirs = tuple(os.path.realpath(p) + os.sep for p in prefixes)
         self.found: dict[tuple[str, str], Capability] = {}
@@ -157,7 +158,8 @@ class Recorder:
         elif event in _FILE_CHANGES:
             path = args[0] if args else ""
             if isinstance(path, (str, bytes, os.PathLike)) and not self._temporary(os.fsdecode(path)):
-                self._note("file_write", self._key(os.fsdecode(path)), f"{event} {os.fsdecode(path)}")
+                key = self._key(os.path.realpath(os.fsdecode(path)))
+                self._note("file_write", key, f"{event} {key}")
         elif event in ("compile", "exec"):
             caller = sys._getframe(2).f_code.co_filename  # 0 _classify, 1 _hook, 2 the C builtin's caller
             if self._own_code(caller):
@@ -183,14 +185,14 @@ class Recorder:
             isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
         )
         if writes:
-            self._note("file_write", self._key(text), f"open {text} for writing")
+            self._note("file_write", self._key(text), f"open {self._key(text)} for writing")
             return
         if text.startswith(("/dev/", "/proc/", "/sys/")) or text.startswith(self.install_dirs):
             return
         caller = sys._getframe(3).f_code.co_filename  # 0 _open, 1 _classify, 2 _hook, 3 open's caller
         if caller.startswith(_IMPORT_SYSTEM):
             return  # the import system reading a module's source: imports are judged by the import kind
-        self._note("file_read", self._key(text), f"open {text}")
+        self._note("file_read", self._key(text), f"open {self._key(text)}")
 
     # ----------------------------------------------------------------- helpers
 
@@ -199,9 +201,11 @@ class Recorder:
         return real == self.temp or real.startswith(self.temp + os.sep) or real == os.devnull
 
     def _key(self, path: str) -> str:
-        """Paths compare across workspaces: the original's and a candidate's copies differ only in prefix."""
-        if path == self.workspace or path.startswith(self.workspace + os.sep):
-            return "<workspace>" + path[len(self.workspace) :]
+        """Paths compare across runs and sides: the original's and a candidate's workspace copies (and HOME
+        folders) differ only in prefix, and the prompts that name them must not change from run to run."""
+        for prefix, name in sorted(((self.workspace, "<workspace>"), (self.home, "~")), key=lambda p: -len(p[0])):
+            if path == prefix or path.startswith(prefix + os.sep):
+                return name + path[len(prefix) :]
         return path
 
     def _own_code(self, filename: str) -> bool:

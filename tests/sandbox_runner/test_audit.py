@@ -122,6 +122,7 @@ def test_each_power_is_recorded_with_the_call_it_happened_in(tmp_path):
         "clock": "clock",
     }
     assert ["file_read", "<workspace>/data.txt", "read_data"] in found  # paths compare across workspaces
+    assert ["file_write", "~/x", "write_home"] in found  # ... and HOME folders
 
 
 def test_the_standard_library_and_the_project_and_the_temporary_area_are_not_new_powers(tmp_path):
