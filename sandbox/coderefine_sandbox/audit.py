@@ -128,7 +128,11 @@ class Recorder:
 
         def noted_start(*args: object, **kwargs: object) -> object:
             if self.active:
-                self._note("thread", "", "starts a thread")
+                self.active = False  # naming the call may import or open: not the target's doing
+                try:
+                    self._note("thread", "", "starts a thread")
+                finally:
+                    self.active = True
             return start(*args, **kwargs)
 
         threading._start_new_thread = noted_start  # type: ignore[attr-defined]
