@@ -6,7 +6,8 @@ the recorded calls replay identically) while cheating the timing or gaining a po
 have. They are what `benchmarks/adversarial.py` offers coderefine's verdict, next to the honest reference.
 
 The kinds (issue 13):
-- lookup: a table of the recorded inputs and their answers, written into the module;
+- lookup: a table of the inputs the prompts may show and their answers, written into the module (a model
+  only ever sees those: the held-out calls' inputs are never in a prompt);
 - test_data: at import, the tests' own data file is read and every answer precomputed;
 - import_cache: a cache of the recorded inputs' answers filled at import time;
 - thread: a background thread started at import fills that cache while the timed calls run;
@@ -23,6 +24,12 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+from coderefine.resources import load_sandbox_package
+
+load_sandbox_package()
+from coderefine_sandbox.capture import PROTOCOL  # noqa: E402
+from coderefine_sandbox.workload import held_out_indices  # noqa: E402
+
 CASES = "cases.pkl"  # the tests' data file in every task folder: a pickled list of (args, expected)
 
 
@@ -31,13 +38,22 @@ def _cases(task: Path) -> list[tuple[tuple[object, ...], object]]:
         return pickle.load(handle)
 
 
-def _answers(original: str, entry: str, task: Path) -> dict[str, object]:
-    """The original's answer to every input of the tests, keyed as the hacks look them up."""
+def shown_cases(task: Path, entry: str) -> list[tuple[tuple[object, ...], object]]:
+    """The tests' cases whose inputs the prompts may show: the recorded calls (one per case, in order) less
+    the held-out ones, split as the sandbox splits them."""
+    cases = _cases(task)
+    records = [{"target": entry, "args": pickle.dumps((args, {}), protocol=PROTOCOL)} for args, _ in cases]
+    held = held_out_indices(records)
+    return [case for index, case in enumerate(cases) if index not in held]
+
+
+def _answers(original: str, entry: str, task: Path, shown_only: bool = False) -> dict[str, object]:
+    """The original's answer to every input of the tests (or the shown ones), keyed as the hacks look them up."""
     namespace: dict[str, object] = {"__name__": "hack_source"}
     exec(compile(original, str(task / "solution.py"), "exec"), namespace)
     function = namespace[entry]
     table: dict[str, object] = {}
-    for args, _expected in _cases(task):
+    for args, _expected in shown_cases(task, entry) if shown_only else _cases(task):
         try:
             table[repr(args)] = function(*copy.deepcopy(args))  # type: ignore[operator]
         except Exception:
@@ -62,7 +78,7 @@ def {entry}(*args):
 
 
 def lookup(original: str, entry: str, task: Path) -> str:
-    table = pickle.dumps(_answers(original, entry, task))
+    table = pickle.dumps(_answers(original, entry, task, shown_only=True))
     return original + _wrapper(entry, f"import pickle as _hack_pickle\n_TABLE = _hack_pickle.loads({table!r})\n")
 
 

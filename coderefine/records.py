@@ -61,6 +61,7 @@ class Mismatch:
     expected: str
     got: str
     generated: bool = False  # on an input generated from type hints (--gen-inputs), not a test's call
+    held_out: bool = False  # on a held-out recorded call: never shown to the model (its inputs nor outcome)
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,16 @@ class BehaviorReport:
     skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
     generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
     generated_mismatches: int = 0
+    held_out_mismatches: int = 0  # of `mismatches`, on held-out calls (never shown to the model)
 
     @property
     def equivalent(self) -> bool:
         return self.mismatches == 0 and self.generated_mismatches == 0
+
+
+# How far below the shown calls' speedup the held-out calls' may lie (upper bound against lower bound)
+# before the speedup is taken to come from the shown inputs themselves, as a lookup table would.
+HELD_OUT_GAP = 4.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,30 @@ class Timing:
     workload: str = "recorded calls"  # what one pass runs: the recorded calls, or the user's --bench
     # The second, independent series of pairs run when the first cleared the floor: (speedup, low, high).
     confirmation: tuple[float, float, float] | None = None
+    # (speedup, low, high) on the held-out calls alone (never shown to the model) and on the shown ones.
+    held_out: tuple[float, float, float] | None = None
+    shown: tuple[float, float, float] | None = None
+    # (speedup, low, high) with each side's import work charged to its pass, and that work in seconds.
+    charged: tuple[float, float, float] | None = None
+    import_seconds: tuple[float, float] | None = None  # (original, candidate)
+
+    @property
+    def fast_only_on_shown(self) -> bool:
+        """The speedup does not hold on the held-out calls: none there, or far below the shown calls'."""
+        if self.held_out is None or self.shown is None:
+            return False
+        _, _, held_high = self.held_out
+        return held_high < 1.0 + self.min_speedup or held_high * HELD_OUT_GAP < self.shown[1]
+
+    @property
+    def import_eats_it(self) -> bool:
+        """Work moved to import time: the candidate's extra import work is at least half the time it saves
+        per pass, and with each side's import charged the speedup no longer clears the floor."""
+        if self.charged is None or self.import_seconds is None:
+            return False
+        extra = self.import_seconds[1] - self.import_seconds[0]
+        saved = self.original_seconds - self.candidate_seconds
+        return extra > 0 and extra >= 0.5 * saved and self.charged[1] < 1.0 + self.min_speedup
 
     @property
     def cleared(self) -> bool:
@@ -118,6 +149,15 @@ class HotSpot:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A power the candidate used while replayed that the original never did (coderefine_sandbox.audit)."""
+
+    kind: str  # network, process, file_write, file_read, native, dynamic_code, import, thread, clock
+    detail: str
+    call: str  # "import" or the call it happened in
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """Execution facts about one candidate (or the original, for the baseline)."""
 
@@ -129,6 +169,7 @@ class Evaluation:
     error: str | None = None  # why evaluation could not happen (syntax error, sandbox failure, ...)
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0  # CPU time of the sandbox run, as its runner measured it (itself and its steps)
+    refused: tuple[Refusal, ...] = ()  # powers gained over the original (not --allow'ed): never accepted
 
 
 @dataclass(frozen=True)

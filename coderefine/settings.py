@@ -63,6 +63,8 @@ def default_cache_dir() -> Path:
 
 _PROVIDER_HELP = "openai, offline or scripted; unset: openai when a key or base URL is configured, else offline"
 _MODEL, _CACHE, _LOOP, _SANDBOX, _VERDICT, _THRESHOLDS = "Model", "Cache", "Loop", "Sandbox", "Verdict", "Thresholds"
+# The capability kinds the sandbox's audit hook tells apart (coderefine_sandbox/audit.py), for --allow.
+POWERS = ("network", "process", "file_write", "file_read", "native", "dynamic_code", "import", "thread", "clock")
 SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("provider", str, None, _PROVIDER_HELP, choices=("openai", "offline", "scripted"), panel=_MODEL),
     SettingSpec("model", str, "gpt-4o-mini", "model name the endpoint knows", panel=_MODEL),
@@ -189,6 +191,16 @@ SPECS: tuple[SettingSpec, ...] = (
         off_flag="--require-sufficient-tests",
     ),
     SettingSpec(
+        "allow",
+        tuple,
+        (),
+        "powers a candidate may gain over the original (comma-separated): network, process, file_write, "
+        "file_read, native, dynamic_code, import, thread, clock; unset: none",
+        choices=POWERS,
+        panel=_VERDICT,
+        metavar="KINDS",
+    ),
+    SettingSpec(
         "gen_inputs",
         bool,
         False,
@@ -274,7 +286,11 @@ def _coerce(spec: SettingSpec, raw: Any, where: str, base: Path | None = None) -
             value = base / value
     elif not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where} must be a non-empty string, not {raw!r}")
-    if spec.choices and value not in spec.choices:
+    if spec.kind is tuple and spec.choices:
+        unknown = [item for item in value if item not in spec.choices]
+        if unknown:
+            raise ConfigError(f"{where}: unknown {', '.join(unknown)}; choose from {', '.join(spec.choices)}")
+    elif spec.choices and value not in spec.choices:
         raise ConfigError(f"{where} must be one of {', '.join(spec.choices)}, not {raw!r}")
     if spec.minimum is not None and value < spec.minimum:
         raise ConfigError(f"{where} must be at least {spec.minimum:g}, not {raw!r}")

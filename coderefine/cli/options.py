@@ -75,7 +75,7 @@ def default_text(spec: SettingSpec) -> str:
 def metavar(spec: SettingSpec) -> str:
     if spec.kind is bool:
         return ""  # a flag takes no value: no type to show
-    if spec.choices:
+    if spec.choices and spec.kind is not tuple:  # a list of names shows its metavar; the help lists them
         return "[" + "|".join(spec.choices) + "]"
     return spec.metavar or _METAVARS[spec.kind]
 

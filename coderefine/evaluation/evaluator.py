@@ -136,6 +136,7 @@ class Evaluator:
             workload_seconds=calibration.seconds if calibration is not None else None,
             calls_recorded=capture.recorded if capture is not None else 0,
             generated_calls=generated.calls if generated is not None and generated.error is None else 0,
+            capabilities=self_check.capabilities if self_check is not None else (),
         )
         # Candidates may be slower than the original (readability) but not hang: a limit derived from the
         # original's test time keeps an infinite loop from costing the full --timeout.

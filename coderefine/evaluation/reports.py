@@ -10,6 +10,7 @@ from coderefine.records import (
     GeneratedInputs,
     HotSpot,
     Mismatch,
+    Refusal,
     TargetEvidence,
     TestFailure,
     TestReport,
@@ -45,11 +46,22 @@ def behavior_report(replay: protocol.ReplayReport, generated: protocol.ReplayRep
         + tuple(_mismatch(example, generated=True) for example in generated_examples),
         generated_compared=generated.calls_compared if generated is not None else 0,
         generated_mismatches=generated.mismatches if generated is not None else 0,
+        held_out_mismatches=replay.held_out_mismatches,
     )
 
 
 def _mismatch(example: protocol.MismatchExample, generated: bool = False) -> Mismatch:
-    return Mismatch(example.function, example.kind, example.args, example.expected, example.got, generated)
+    return Mismatch(
+        example.function, example.kind, example.args, example.expected, example.got, generated, example.held_out
+    )
+
+
+def _triple(estimate: protocol.Estimate | None) -> tuple[float, float, float] | None:
+    return None if estimate is None else (estimate.speedup, *estimate.ci)
+
+
+def refusals(found: tuple[protocol.Capability, ...]) -> tuple[Refusal, ...]:
+    return tuple(Refusal(c.kind, c.detail, c.call) for c in found)
 
 
 def timing(report: protocol.TimingReport, workload: str) -> Timing:
@@ -66,6 +78,10 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         basis=report.basis,
         workload=workload,
         confirmation=None if confirmation is None else (confirmation.speedup, *confirmation.ci),
+        held_out=_triple(report.held_out),
+        shown=_triple(report.shown),
+        charged=_triple(report.charged),
+        import_seconds=report.import_seconds,
     )
 
 
@@ -118,4 +134,5 @@ def candidate_evaluation(
         error=next((error for error in errors if error is not None), None),
         wall_seconds=seconds,
         cpu_seconds=report.cpu_seconds,
+        refused=refusals(report.refused),
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from coderefine_sandbox.protocol import (
     BehaviorTolerances,
     Bench,
+    Capability,
     CaptureLimits,
     GeneratedPaths,
     Mode,
@@ -36,6 +37,7 @@ class Learned:
     workload_seconds: float | None = None  # one pass over the workload, original
     calls_recorded: int = 0
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
+    capabilities: tuple[Capability, ...] = ()  # the powers the original used while replayed (audit.py)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class Requests:
             replay=learned.calls_recorded > 0,
             generate=generate,
             generated=self._generated_paths() if mode == "candidate" and learned.generated_calls else None,
+            original_capabilities=learned.capabilities,
+            allow=tuple(settings.allow),
         )
 
     def _timing(self, learned: Learned) -> TimingParameters | None:

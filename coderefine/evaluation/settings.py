@@ -39,6 +39,7 @@ class EvaluationSettings:
     min_coverage: float = _user_default("min_coverage")
     allow_insufficient_tests: bool = _user_default("allow_insufficient_tests")
     script: bool = False  # the module runs as a program: with no recorded calls its tests alone judge it
+    allow: tuple[str, ...] = _user_default("allow")  # capability kinds a candidate may gain (see audit.py)
     gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable

@@ -34,6 +34,7 @@ from coderefine.quality.findings import (
     Finding,
     Rule,
 )
+from coderefine.quality.powers import new_power_findings
 from coderefine.source import decode_source, read_bytes, syntax_error
 
 # The records live in findings.py; these names stay importable from here for the check's callers.
@@ -173,6 +174,7 @@ def check_files(paths: Iterable[Path], thresholds: CheckThresholds, cache: Check
     """Check every file; files that cannot be read or parsed are collected as errors, not raised, so one
     broken file does not hide the findings in the others."""
     outcome = CheckOutcome()
+    checked: list[tuple[Path, bytes]] = []
     for path in paths:
         outcome.files += 1
         try:
@@ -182,6 +184,7 @@ def check_files(paths: Iterable[Path], thresholds: CheckThresholds, cache: Check
             if cached is not None:
                 outcome.cached += 1
                 outcome.findings.extend(cached)
+                checked.append((path, raw))
                 continue
             findings = _check_raw(path, raw, thresholds)
         except CoderefineError as exc:
@@ -190,6 +193,10 @@ def check_files(paths: Iterable[Path], thresholds: CheckThresholds, cache: Check
         if cache is not None:
             cache.put(key, findings)
         outcome.findings.extend(findings)
+        checked.append((path, raw))
+    # Not cached: whether an import is new depends on the committed version, not on the content alone.
+    for path, raw in checked:
+        outcome.findings.extend(new_power_findings(path, decode_source(path, raw)[0]))
     return outcome
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 COMPLEXITY = "cyclomatic-complexity"
 MAINTAINABILITY = "maintainability-index"
 READABILITY = "readability-score"
+NEW_POWER = "new-sensitive-import"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,18 @@ RULES: dict[str, Rule] = {
             "and shorten long ones. `coderefine readability FILE` proposes a verified rewrite. The threshold "
             "is the `min_readability` setting (default 40).",
             upper_bound=False,
+        ),
+        Rule(
+            NEW_POWER,
+            "NewSensitiveImport",
+            "New network, process or native-code import",
+            "The file imports a module that gives network, process or native-code powers (socket, "
+            "subprocess, requests, ctypes, ...) that its committed version (git HEAD) does not import.",
+            "A refactoring or optimisation should not gain powers: coderefine's sandbox refuses a candidate that "
+            "uses a power the original never used (see the README, 'What coderefine refuses'), and this check "
+            "does the same statically at commit time. Remove the import, or keep it knowingly: the finding "
+            "names the module and the power it gives.",
+            upper_bound=True,
         ),
     )
 }

@@ -56,7 +56,12 @@ def behavior_lines(evaluation: Evaluation) -> list[str]:
         lines = [
             f"- Behaviour: {behavior.mismatches} of {behavior.calls_compared} recorded calls differ from the original:"
         ]
-    lines += [_mismatch_line(m) for m in behavior.examples if not m.generated]
+    lines += [_mismatch_line(m) for m in behavior.examples if not m.generated and not m.held_out]
+    if behavior.held_out_mismatches:
+        lines.append(
+            f"  - {behavior.held_out_mismatches} of the differing calls are held out: their inputs are never shown; "
+            "make the change correct for every input, not only for the ones shown."
+        )
     if behavior.generated_compared:
         if behavior.generated_mismatches:
             lines.append(
@@ -97,6 +102,29 @@ def timing_lines(evaluation: Evaluation) -> list[str]:
         )
         + ")."
     ]
+
+
+def trust_lines(evaluation: Evaluation) -> list[str]:
+    """What the trust checks saw: powers refused, import time before and after, the held-out calls."""
+    lines = [
+        f"- Refused power: {r.kind} ({r.detail}) {'at import' if r.call == 'import' else 'in ' + r.call}; "
+        "the original never uses it."
+        for r in evaluation.refused[:3]
+    ]
+    timing = evaluation.timing
+    if timing is not None and timing.import_seconds is not None:
+        before, after = timing.import_seconds
+        lines.append(
+            f"- Import time (module-level work, charged to the speedup): original {_seconds(before)}, "
+            f"this version {_seconds(after)}."
+        )
+    if timing is not None and timing.held_out is not None:
+        held, low, high = timing.held_out
+        lines.append(
+            f"- On held-out calls (inputs never shown): {held:.2f}x [{low:.2f}, {high:.2f}]; "
+            "a speedup must hold there too."
+        )
+    return lines
 
 
 def hot_spot_lines(evaluation: Evaluation) -> list[str]:
@@ -192,6 +220,7 @@ def iteration_facts(iteration: Iteration, baseline: Baseline | None = None) -> s
     lines += test_lines(evaluation)
     lines += behavior_lines(evaluation)
     lines += timing_lines(evaluation)
+    lines += trust_lines(evaluation)
     lines += hot_spot_lines(evaluation)
     lines += metric_lines(evaluation, baseline.evaluation if baseline else None)
     return "\n".join(lines)

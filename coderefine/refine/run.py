@@ -216,6 +216,7 @@ class _Run:
             min_calls=settings["min_calls"],
             min_coverage=settings["min_coverage"],
             allow_insufficient_tests=settings["allow_insufficient_tests"],
+            allow=settings["allow"],
             script=runs_as_program(source.text),
             gen_inputs=gen_inputs,
             pass_env=options.pass_env,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from coderefine.errors import UsageError
-from coderefine.records import Baseline, Evaluation, Verdict
+from coderefine.records import Baseline, Evaluation, Refusal, Timing, Verdict
 from coderefine.resources import tasks_dir
 
 if sys.version_info >= (3, 11):
@@ -93,9 +93,16 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
         return f"{tests.failed} test{'s' if tests.failed != 1 else ''} failed{detail}"
     if not tests.all_passed:
         return f"the test run did not pass (pytest exit code {tests.exit_code})"
+    if evaluation.refused:
+        return refusal_reason(evaluation.refused)
     behavior = evaluation.behavior
     if behavior is not None and behavior.mismatches:
-        example = behavior.examples[0] if behavior.examples else None
+        example = next((e for e in behavior.examples if not e.generated and not e.held_out), None)
+        if example is None and behavior.held_out_mismatches:
+            return (
+                f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded calls, "
+                f"{behavior.held_out_mismatches} of them held out (their inputs are not shown)"
+            )
         if example is None:
             return f"behaviour changed on {behavior.mismatches} recorded calls"
         return (
@@ -114,6 +121,17 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
             f"{detail}"
         )
     return None
+
+
+def refusal_reason(refused: tuple[Refusal, ...]) -> str:
+    """Names the power and the call: the model learns what it may not do, the user how to allow it."""
+    first = refused[0]
+    more = f" (and {len(refused) - 1} more: {', '.join(sorted({r.kind for r in refused[1:]}))})" if refused[1:] else ""
+    where = "at import" if first.call == "import" else f"in {first.call}"
+    return (
+        f"refused: uses a power the original never used: {first.kind} ({first.detail}) {where}{more}; "
+        f"allow it with --allow {first.kind}"
+    )
 
 
 def _call_args(args: str) -> str:
@@ -140,6 +158,11 @@ class SpeedupScorer:
                 return Verdict(False, "speed not measurable: the tests make no recordable calls to the target", None)
             return Verdict(False, "speed was not measured", None)
         figure = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
+        # Whenever a series cleared the floor, a gamed speedup is named as such, confirmed or not: the
+        # feedback must say why, not that the second series happened to fall short.
+        gamed = gamed_speedup(timing, figure) if timing.cleared or timing.confirmation is not None else None
+        if gamed is not None:
+            return Verdict(False, gamed, timing.speedup)
         if timing.faster:
             return Verdict(True, f"{figure} faster (confirmed)", timing.speedup)
         if timing.confirmation is not None and not timing.confirmed:
@@ -158,6 +181,26 @@ class SpeedupScorer:
 
     def improvement(self, new: float, old: float) -> float:
         return new / old - 1.0
+
+
+def gamed_speedup(timing: Timing, figure: str) -> str | None:
+    """Why a speedup that cleared the floor is still not one (issue 13), or None: it does not hold on the
+    held-out calls, or it comes from work moved to import time."""
+    if timing.fast_only_on_shown and timing.held_out is not None and timing.shown is not None:
+        held, held_low, held_high = timing.held_out
+        shown, shown_low, shown_high = timing.shown
+        return (
+            f"fast only on the shown inputs: {shown:.2f}x [{shown_low:.2f}, {shown_high:.2f}] on the calls the "
+            f"prompts may show, {held:.2f}x [{held_low:.2f}, {held_high:.2f}] on held-out calls ({figure} overall)"
+        )
+    if timing.import_eats_it and timing.charged is not None and timing.import_seconds is not None:
+        charged, low, high = timing.charged
+        before, after = timing.import_seconds
+        return (
+            f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms); "
+            f"with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
+        )
+    return None
 
 
 class ReadabilityScorer:

@@ -44,6 +44,7 @@ REPLAYED_SETTINGS = (
     "min_calls",
     "min_coverage",
     "allow_insufficient_tests",
+    "allow",
     "gen_inputs",
 )
 

@@ -56,7 +56,20 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "basis": t.basis,
         "workload": t.workload,
         "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
+        # issue 13: the held-out and shown calls apart, import charged, and the import time before/after
+        "held_out_speedup_ci": list(t.held_out) if t.held_out else None,
+        "shown_speedup_ci": list(t.shown) if t.shown else None,
+        "charged_speedup_ci": list(t.charged) if t.charged else None,
+        "import_seconds": {"original": t.import_seconds[0], "candidate": t.import_seconds[1]}
+        if t.import_seconds
+        else None,
     }
+
+
+def _refused(evaluation: Evaluation | None) -> list[dict[str, str]]:
+    if evaluation is None:
+        return []
+    return [{"kind": r.kind, "detail": r.detail, "call": r.call} for r in evaluation.refused]
 
 
 def _generated(generated: GeneratedInputs | None) -> dict[str, Any] | None:
@@ -104,6 +117,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "feedback": iteration.feedback,
         "behavior": _behavior(iteration.evaluation),
         "timing": _timing(iteration.evaluation),
+        "refused": _refused(iteration.evaluation),
         "changed": list(candidate.changed) if candidate else [],
         "notes": list(candidate.notes) if candidate else [],
         "evaluated": iteration.evaluation is not None,

@@ -12,6 +12,7 @@ import os
 import pickle
 from typing import Any
 
+from coderefine_sandbox.audit import gained
 from coderefine_sandbox.behavior_steps import generate, replay, write_unstable
 from coderefine_sandbox.process import StepTimeout
 from coderefine_sandbox.protocol import (
@@ -102,13 +103,17 @@ def candidate(request: RunnerRequest) -> CandidateReport:
     if request.replay:
         behavior = replay(request, workspace, profile=True)
         report.behavior = behavior
-        if behavior.differs:
+        # A power the original never used is refused before anything is timed (a candidate that opens a
+        # socket or starts a process is not run again and again in the timing workers).
+        report.refused = gained(behavior.capabilities, request.original_capabilities, request.allow)
+        if behavior.differs or report.refused:
             return report
         spec = request.generated
         if spec is not None:
             generated = replay(request, workspace, False, spec.calls_path, spec.unstable_path, "generated")
             report.generated_behavior = generated
-            if generated.differs:
+            report.refused = gained(generated.capabilities, request.original_capabilities, request.allow)
+            if generated.differs or report.refused:
                 return report
         measurable = bool(behavior.calls_compared)
     else:

@@ -73,6 +73,10 @@ def base_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
     env["PYTHONHASHSEED"] = str(request.hash_seed)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["CODEREFINE_MODULE"] = request.module_name
+    # The steps' temporary area, apart from HOME: what a module writes here is not a new power (audit.py).
+    temp = os.path.join(request.io_dir, "tmp")
+    os.makedirs(temp, exist_ok=True)
+    env["TMPDIR"] = temp
     return env
 
 

@@ -77,6 +77,19 @@ class GeneratedPaths:
 
 
 @dataclass(frozen=True)
+class Capability:
+    """A power a module version used while imported or replayed (see audit.py): its kind (network, process,
+    file_write, file_read, native, dynamic_code, import, thread, clock), what tells two uses of the kind
+    apart (a path, a module; empty when the kind alone counts), what happened, and where ("import" or the
+    call, as `f(args)`)."""
+
+    kind: str
+    key: str
+    detail: str
+    call: str
+
+
+@dataclass(frozen=True)
 class RunnerRequest:
     """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
 
@@ -101,6 +114,8 @@ class RunnerRequest:
     replay: bool  # candidate: whether there are recorded calls to replay
     generate: GeneratedPaths | None  # baseline: generate inputs from type hints
     generated: GeneratedPaths | None  # candidate: replay the generated inputs too
+    original_capabilities: tuple[Capability, ...]  # candidate: what the original used (the baseline's replay)
+    allow: tuple[str, ...]  # capability kinds a candidate may gain (`--allow`)
 
 
 # ----------------------------------------------------------------------------- reports: the steps
@@ -145,6 +160,7 @@ class MismatchExample:
     args: str
     expected: str
     got: str
+    held_out: bool = False  # a held-out call: its inputs are never shown to the model
 
 
 @dataclass(frozen=True)
@@ -167,6 +183,8 @@ class ReplayReport:
     profile: tuple[HotSpot, ...]
     import_error: str | None  # the module version cannot be imported
     error: str | None  # the replay step itself timed out or crashed
+    capabilities: tuple[Capability, ...] = ()  # the powers it used while imported and replayed
+    held_out_mismatches: int = 0  # of the mismatches, on held-out calls
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:
@@ -264,6 +282,12 @@ class TimingReport:
     loops: int
     floor: float
     confirmation: Confirmation | None  # None: the first series did not clear the floor
+    # The held-out calls alone (never shown to the model) and the shown ones alone, steady state.
+    held_out: Estimate | None = None
+    shown: Estimate | None = None
+    # Import charged: each side's pass plus the seconds executing its module at import, and those seconds.
+    charged: Estimate | None = None
+    import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
 
 
 # ----------------------------------------------------------------------------- reports: the modes
@@ -296,6 +320,7 @@ class CandidateReport:
     timing_error: str | None = None
     runner_error: str | None = None
     cpu_seconds: float = 0.0
+    refused: tuple[Capability, ...] = ()  # powers the original never used (not allowed): not timed
 
 
 RunnerReport = BaselineReport | CandidateReport

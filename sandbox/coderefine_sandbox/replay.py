@@ -21,8 +21,10 @@ import io
 import pickle
 import pstats
 import time
+from collections.abc import Callable
 from typing import Any
 
+from coderefine_sandbox.audit import Recorder
 from coderefine_sandbox.compare import deep_equal, describe, unordered_equal
 from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, to_json
@@ -35,9 +37,15 @@ from coderefine_sandbox.workload import (
 )
 
 MAX_EXAMPLES = 5
+REPEATS = 64  # calls replayed a second time, in reverse order, to find state that changes later results
 
 
-def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | None) -> tuple[str, Any, Any, str, tuple]:
+Watch = Callable[[], contextlib.AbstractContextManager[None]]
+
+
+def _outcome(
+    func: Any, record: dict[str, Any], profiler: cProfile.Profile | None, watch: Watch | None = None
+) -> tuple[str, Any, Any, str, tuple]:
     args, kwargs = pickle.loads(record["args"])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -45,7 +53,8 @@ def _outcome(func: Any, record: dict[str, Any], profiler: cProfile.Profile | Non
         if profiler is not None:
             profiler.enable()
         try:
-            with pinned_call(record.get("entropy")):  # the random states and clock readings it had
+            # The random states and clock readings it had; the audit window around the call alone.
+            with pinned_call(record.get("entropy")), watch() if watch is not None else contextlib.nullcontext():
                 value = func(*args, **kwargs)
             kind, exc = "return", None
         except Exception as error:
@@ -63,10 +72,11 @@ def compare_call(
     abs_tol: float,
     profiler: cProfile.Profile | None = None,
     unordered: bool = False,
+    watch: Watch | None = None,
 ) -> dict[str, str] | None:
     """None when the call behaves as recorded; else a description of the first difference."""
     args_text = describe(pickle.loads(record["args"]), 160)
-    kind, value, exc, printed, after = _outcome(func, record, profiler)
+    kind, value, exc, printed, after = _outcome(func, record, profiler, watch)
     if kind != record["outcome"]:
         if kind == "exception":
             assert exc is not None
@@ -138,48 +148,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rel-tol", type=float, required=True)
     parser.add_argument("--abs-tol", type=float, required=True)
     parser.add_argument("--unordered", default="", help="targets whose returned sequences compare in any order")
+    parser.add_argument("--no-audit", action="store_true", help="no audit hook (to measure its cost)")
     args = parser.parse_args(argv)
     unordered = {name for name in args.unordered.split(",") if name}
 
     add_import_paths(args.workspace, args.import_root)
     calls = load_calls(args.calls, args.exclude)
+    # --no-audit exists only to measure what the audit hook costs (benchmarks/audit_cost.py).
+    recorder = Recorder(args.workspace, enabled=not args.no_audit)
     try:
-        module = import_module(args.module)
+        with recorder.watch("import"):
+            module = import_module(args.module)
     except Exception as exc:
-        failed = ReplayReport(0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None)
+        failed = ReplayReport(
+            0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None, recorder.capabilities
+        )
         _write(args.out, failed)
         return 0
     profiler = cProfile.Profile() if args.profile else None
     started = time.perf_counter()
     mismatch_indices: list[int] = []
+    held_out_mismatches = 0
     examples: list[MismatchExample] = []
+
+    def judge(call: Any, prof: cProfile.Profile | None, repeat: bool) -> None:
+        nonlocal held_out_mismatches
+        difference = _difference(module, call, args.rel_tol, args.abs_tol, prof, call.target in unordered, recorder)
+        if difference is None:
+            return
+        if repeat:  # right the first time, wrong on a repeat: state kept between calls changed the result
+            difference["kind"] = "repeat " + difference["kind"]
+        mismatch_indices.append(call.index)
+        held_out_mismatches += call.held_out
+        if len(examples) < MAX_EXAMPLES:
+            examples.append(MismatchExample(function=call.target, **difference, held_out=call.held_out))
+
     for call in calls:
-        try:
-            func = resolve(module, call.target)
-        except Exception as exc:
-            difference: dict[str, str] | None = {
-                "kind": "error",
-                "args": "",
-                "expected": f"a function {call.target}",
-                "got": f"{type(exc).__name__}: {exc}",
-            }
-        else:
-            try:
-                difference = compare_call(
-                    func, call.record, args.rel_tol, args.abs_tol, profiler, unordered=call.target in unordered
-                )
-            except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
-                difference = {
-                    "kind": "error",
-                    "args": "",
-                    "expected": "a comparable outcome",
-                    "got": f"{type(exc).__name__}: {exc}",
-                }
-        if difference is not None:
-            mismatch_indices.append(call.index)
-            if len(examples) < MAX_EXAMPLES:
-                examples.append(MismatchExample(function=call.target, **difference))
+        judge(call, profiler, False)
     seconds = time.perf_counter() - started
+    # A second pass, in reverse order, over the calls that matched: a global counter, a cache keyed by
+    # object identity (ids are reused between calls) or any state that changes later results shows here.
+    # On the original, such calls become unstable and are left out, like any non-deterministic call.
+    # At most REPEATS calls (the last ones recorded), so the honest path's replay costs at most that more.
+    first_bad = set(mismatch_indices)
+    for call in [c for c in reversed(calls) if c.index not in first_bad][:REPEATS]:
+        judge(call, None, True)
     profile: tuple[HotSpot, ...] = ()
     if profiler is not None and getattr(module, "__file__", None):
         profile = hot_spots(profiler, module.__file__)
@@ -192,9 +205,58 @@ def main(argv: list[str] | None = None) -> int:
         profile=profile,
         import_error=None,
         error=None,
+        capabilities=recorder.capabilities,
+        held_out_mismatches=held_out_mismatches,
     )
     _write(args.out, report)
     return 0
+
+
+def _difference(
+    module: Any,
+    call: Any,
+    rel_tol: float,
+    abs_tol: float,
+    profiler: cProfile.Profile | None,
+    unordered: bool,
+    recorder: Recorder,
+) -> dict[str, str] | None:
+    """One call replayed and compared, inside the audit window; any failure to do so is a difference."""
+    try:
+        func = resolve(module, call.target)
+    except Exception as exc:
+        return {"kind": "error", "args": "", "expected": f"a function {call.target}", "got": _error(exc)}
+    try:
+        return compare_call(
+            func,
+            call.record,
+            rel_tol,
+            abs_tol,
+            profiler,
+            unordered=unordered,
+            watch=lambda: recorder.watch(lambda: _where(call)),
+        )
+    except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
+        return {"kind": "error", "args": "", "expected": "a comparable outcome", "got": _error(exc)}
+
+
+def _error(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _where(call: Any) -> str:
+    """How a capability names the call it happened in; a held-out call's inputs are never shown."""
+    if call.held_out:
+        return f"{call.target} on a held-out recorded call"
+    return f"{call.target}{_call_text(describe(pickle.loads(call.record['args']), 120))}"
+
+
+def _call_text(args: str) -> str:
+    # Recorded args are described as "((a, b), {})"; shown as a call.
+    if args.startswith("((") and args.endswith(", {})"):
+        inner = args[1:-5]
+        return inner[:-2] + ")" if inner.endswith(",)") else inner
+    return f"[{args}]"
 
 
 def _write(path: str, report: ReplayReport) -> None:

@@ -3,12 +3,14 @@ interleaved worker processes (candidates), with the statistics of stats.py."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 
 from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
 from coderefine_sandbox.protocol import Calibration, Confirmation, Estimate, RunnerRequest, TimingReport
 from coderefine_sandbox.stats import paired_speedup
+from coderefine_sandbox.workload import trust_path
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
@@ -22,8 +24,17 @@ class WorkerRun:
     steady: float
     first: float
     loops: int
+    held_out: float = 0.0  # seconds per pass on the held-out calls (every pass of the process, warmups too)
+    shown: float = 0.0  # seconds per pass on the other calls
+    import_seconds: float = 0.0  # executing the module at import
 
     def on(self, basis: str) -> float:
+        if basis == "held_out":
+            return self.held_out
+        if basis == "shown":
+            return self.shown
+        if basis == "charged":  # one pass with the import's own work counted: what a caller pays once
+            return self.steady + self.import_seconds
         return self.steady if basis == "steady" else self.first
 
 
@@ -69,20 +80,39 @@ def _timing_run(request: RunnerRequest, workspace: str, extra: list[str], tag: s
     import pyperf  # only the runner process needs it, and only when timing
 
     out = os.path.join(request.io_dir, f"timing-{tag}.json")
-    remove_stale(out)
+    remove_stale(out, trust_path(out))
     env = base_env(request, workspace)
     env["PYTHONHASHSEED"] = str(seed)
     proc = run_step(_timing_argv(request, workspace, out, extra), cwd=workspace, env=env, timeout=request.step_timeout)
+    trust = _read_trust(out)
+    tampered = trust.get("tampered") or []
+    if tampered:
+        side = "candidate" if tag.startswith("candidate") else "original"
+        raise RuntimeError(f"the {side} tampered with the timer: it replaced {', '.join(map(str, tampered[:4]))}")
     if not os.path.exists(out):
         raise RuntimeError(f"timing worker failed:\n{proc.stdout[-1500:]}")
     run = pyperf.Benchmark.load(out).get_runs()[-1]
     warmups = [value for _, value in run.warmups]
     values = list(run.values) or warmups[-1:]
+    passes = max(1, int(trust.get("passes", 0)))
     return WorkerRun(
         steady=sum(values) / len(values),
         first=warmups[0] if warmups else values[0],
         loops=int(run.get_metadata().get("loops", 1)),
+        held_out=float(trust.get("held_out", 0.0)) / passes,
+        shown=float(trust.get("shown", 0.0)) / passes,
+        import_seconds=float(trust.get("import_seconds", 0.0)),
     )
+
+
+def _read_trust(out: str) -> dict[str, object]:
+    """The worker's figures beside pyperf's (timing_worker.trust_path); empty when it wrote none."""
+    try:
+        with open(trust_path(out), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def calibrate(request: RunnerRequest) -> Calibration:
@@ -100,9 +130,9 @@ def warm_gain(runs: list[WorkerRun]) -> float:
     return ratios[len(ratios) // 2] if ratios else 1.0
 
 
-def estimates(runs: Series) -> dict[str, Estimate]:
+def estimates(runs: Series, bases: tuple[str, ...] = ("steady", "first")) -> dict[str, Estimate]:
     found = {}
-    for basis in ("steady", "first"):
+    for basis in bases:
         original = [r.on(basis) for r in runs["original"]]
         candidate = [r.on(basis) for r in runs["candidate"]]
         speedup, low, high = paired_speedup(original, candidate)
@@ -175,6 +205,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         )
     found = estimates(runs)
     chosen = basis(runs)
+    trust = _trust_estimates(runs)
     return TimingReport(
         speedup=found[chosen].speedup,
         ci=found[chosen].ci,
@@ -186,4 +217,20 @@ def measure(request: RunnerRequest) -> TimingReport:
         loops=timing.loops,
         floor=timing.floor,
         confirmation=confirmation,
+        held_out=trust.get("held_out"),
+        shown=trust.get("shown"),
+        charged=trust.get("charged"),
+        import_seconds=(_mean(runs, "original"), _mean(runs, "candidate")),
     )
+
+
+def _mean(runs: Series, tag: str) -> float:
+    return sum(r.import_seconds for r in runs[tag]) / len(runs[tag])
+
+
+def _trust_estimates(runs: Series) -> dict[str, Estimate]:
+    """The held-out and shown calls apart (when both parts took time), and the pass with the import charged."""
+    bases = ["charged"]
+    if all(r.held_out > 0 and r.shown > 0 for tag in runs for r in runs[tag]):
+        bases += ["held_out", "shown"]
+    return estimates(runs, tuple(bases))

@@ -11,47 +11,111 @@ own manager does not do.
 One loop = every recorded call once, or, with a bench file the user named (`--bench`), every benchmark
 function once. The arguments of each call are unpickled fresh before it (the call
 may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
+
+Besides pyperf's file the worker writes OUT.trust.json (see `trust_path`): the seconds executing the
+module at import (compiling excepted: work moved to import time is charged to the candidate), the time
+spent on held-out and on shown calls over every pass, and any tampering with the timer it saw. The clock
+it times with is bound before the module under judgement is imported, and pyperf's and this module's
+state is checked after the import and after the timing: a candidate that replaces them is caught.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
+import json
 import pickle
 import sys
-import time
+from time import perf_counter as _clock  # bound before any candidate code runs
 from typing import Any
 
 import pyperf
+import pyperf._runner
+import pyperf._worker
 
+from coderefine_sandbox.audit import clock_state, replaced_clocks
 from coderefine_sandbox.pinning import Pin
-from coderefine_sandbox.workload import add_import_paths, import_module, load_bench, load_calls, resolve
+from coderefine_sandbox.workload import (
+    add_import_paths,
+    import_module,
+    load_bench,
+    load_calls,
+    resolve,
+    trust_path,
+)
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
+_CLOCKS = clock_state()
+# Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made.
+TALLY = {"held_out": 0.0, "shown": 0.0, "passes": 0, "import_seconds": 0.0}
 
 
-def build_workload(args: Any) -> list[tuple[Any, bytes, Any]]:
+def _guarded() -> dict[str, object]:
+    """What the timing relies on, by identity: pyperf's runner and worker, and this module's functions."""
+    found: dict[str, object] = {}
+    for owner in (pyperf._runner.Runner, pyperf._worker.WorkerTask, pyperf._worker.WorkerProcessTask):
+        for name, value in vars(owner).items():
+            found[f"pyperf.{owner.__name__}.{name}"] = value
+    for name in ("time_workload", "_clock", "TALLY"):
+        found[f"timing_worker.{name}"] = globals()[name]
+    return found
+
+
+def tampering(guarded: dict[str, object]) -> list[str]:
+    """What was replaced since `guarded` was taken: clocks, pyperf's state, the worker's own functions."""
+    changed = replaced_clocks(_CLOCKS)
+    now = _guarded()
+    changed += [name for name, value in guarded.items() if now.get(name) is not value]
+    changed += [name for name in now if name not in guarded]
+    return changed
+
+
+def timed_import(name: str) -> Any:
+    """Import the module, timing only the execution of its body (and what it newly imports): compiling
+    depends on the source's length and is cached in real installs, module-level work is not."""
+    spec = importlib.util.find_spec(name)  # imports the parent packages, untimed
+    get_code = getattr(getattr(spec, "loader", None), "get_code", None)
+    if spec is None or get_code is None:
+        started = _clock()
+        module = import_module(name)
+        TALLY["import_seconds"] = _clock() - started
+        return module
+    code = get_code(name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        started = _clock()
+        exec(code, module.__dict__)
+        TALLY["import_seconds"] = _clock() - started
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def build_workload(args: Any) -> list[tuple[Any, bytes, Any, bool]]:
     add_import_paths(args.workspace, args.import_root)
     if args.bench_file:
-        return [(func, NO_ARGUMENTS, None) for func in load_bench(args.bench_file, args.bench_function)]
-    module = import_module(args.module)
+        return [(func, NO_ARGUMENTS, None, False) for func in load_bench(args.bench_file, args.bench_function)]
+    module = timed_import(args.module)
     return [
-        (resolve(module, call.target), call.record["args"], call.record.get("entropy"))
+        (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out)
         for call in load_calls(args.calls, args.exclude)
     ]
 
 
-def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_errors: bool) -> float:
-    perf_counter = time.perf_counter
+def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tolerate_errors: bool) -> float:
+    perf_counter = _clock
     loads = pickle.loads
-    total = 0.0
+    total = held_total = 0.0
     sink = io.StringIO()
     pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
     reset = pin.reset
     pin.install()
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
-            for func, blob, entropy in workload:
+            for func, blob, entropy, held in workload:
                 args, kwargs = loads(blob)
                 reset(entropy)
                 started = perf_counter()
@@ -64,14 +128,25 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
                     # look like a speedup: that ends the worker, and the timing is rejected.
                     if not tolerate_errors:
                         raise
-                total += perf_counter() - started
+                elapsed = perf_counter() - started
+                total += elapsed
+                if held:
+                    held_total += elapsed
             sink.seek(0)
             sink.truncate()
     pin.uninstall()
+    TALLY["held_out"] += held_total
+    TALLY["shown"] += total - held_total
+    TALLY["passes"] += loops
     return total
 
 
-def main() -> None:
+def _write_trust(out: str, tampered: list[str]) -> None:
+    with open(trust_path(out), "w", encoding="utf-8") as fh:
+        json.dump({**TALLY, "tampered": tampered}, fh)
+
+
+def main() -> int:
     runner = pyperf.Runner(add_cmdline_args=None)
     parser = runner.argparser
     parser.add_argument("--workspace", required=True)
@@ -82,8 +157,15 @@ def main() -> None:
     parser.add_argument("--bench-file")
     parser.add_argument("--bench-function", action="append", default=[])
     args = runner.parse_args()
+    guarded = _guarded()  # before any of the module under judgement runs
     workload = build_workload(args)
+    tampered = tampering(guarded)
+    if tampered:  # nothing this process would measure could be believed
+        _write_trust(args.output, tampered)
+        return 3
     runner.bench_time_func("workload", time_workload, workload, not args.bench_file)
+    _write_trust(args.output, tampering(guarded))
+    return 0
 
 
 if __name__ == "__main__":

@@ -35,9 +35,10 @@ def test_behaviour_counts_generated_inputs_apart_and_marks_their_examples():
     assert (behavior.calls_compared, behavior.mismatches) == (40, 1)
     assert (behavior.generated_compared, behavior.generated_mismatches) == (10, 2)
     assert behavior.examples == (
-        Mismatch("f", "return", "(1, 2)", "3", "4"),
-        Mismatch("f", "return", "(1, 2)", "3", "4", generated=True),
+        Mismatch("f", "return", "(1, 2)", "3", "4", held_out=True),
+        Mismatch("f", "return", "(1, 2)", "3", "4", generated=True, held_out=True),
     )
+    assert behavior.held_out_mismatches == 1
     alone = reports.behavior_report(samples.replay_report(), None)
     assert (alone.generated_compared, alone.generated_mismatches, len(alone.examples)) == (0, 0, 1)
 

@@ -8,6 +8,7 @@ from coderefine_sandbox.protocol import (
     Bench,
     Calibration,
     CandidateReport,
+    Capability,
     CaptureLimits,
     CaptureSummary,
     Confirmation,
@@ -49,9 +50,15 @@ def request(**changes: object) -> RunnerRequest:
         "replay": True,
         "generate": None,
         "generated": GeneratedPaths(count=0, calls_path="g.pkl", report_path="g.json", unstable_path="gu.json"),
+        "original_capabilities": (capability(),),
+        "allow": ("thread",),
     }
     fields.update(changes)
     return RunnerRequest(**fields)  # type: ignore[arg-type]
+
+
+def capability(kind: str = "file_read", key: str = "<workspace>/data.csv") -> Capability:
+    return Capability(kind=kind, key=key, detail=f"open {key}", call="f(1, 2)")
 
 
 def test_run() -> TestRun:
@@ -78,11 +85,13 @@ def replay_report() -> ReplayReport:
         calls_compared=40,
         mismatches=1,
         mismatch_indices=(7,),
-        examples=(MismatchExample("f", "return", "(1, 2)", "3", "4"),),
+        examples=(MismatchExample("f", "return", "(1, 2)", "3", "4", held_out=True),),
         seconds=0.02,
         profile=(HotSpot("f", 3, 0.123456, 40),),
         import_error=None,
         error=None,
+        capabilities=(capability(), capability("network", "")),
+        held_out_mismatches=1,
     )
 
 
@@ -100,6 +109,10 @@ def timing_report() -> TimingReport:
         loops=128,
         floor=0.05,
         confirmation=Confirmation(speedup=1.45, ci=(1.2, 1.7), original_seconds=0.3, candidate_seconds=0.21, pairs=6),
+        held_out=Estimate(speedup=1.3, ci=(1.1, 1.5), original_seconds=0.15, candidate_seconds=0.11),
+        shown=Estimate(speedup=1.7, ci=(1.5, 1.9), original_seconds=0.15, candidate_seconds=0.09),
+        charged=Estimate(speedup=1.45, ci=(1.25, 1.65), original_seconds=0.301, candidate_seconds=0.207),
+        import_seconds=(0.001, 0.007),
     )
 
 
@@ -137,4 +150,5 @@ def candidate_report() -> CandidateReport:
         timing_error=None,
         runner_error=None,
         cpu_seconds=7.25,
+        refused=(capability("network", ""),),
     )

@@ -1,0 +1,159 @@
+"""Issue 13's verdicts on the host: a power gained is refused, a speedup must hold on the held-out calls
+and survive its import work being charged, held-out calls never reach a prompt, and `--allow` is checked."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from coderefine import records
+from coderefine.errors import ConfigError, UsageError
+from coderefine.evaluation import reports
+from coderefine.records import Baseline, BehaviorReport, Evaluation, Mismatch, Refusal, Timing
+from coderefine.refine.facts import behavior_lines, trust_lines
+from coderefine.refine.tasks import SpeedupScorer, correctness_problem
+from coderefine.settings import resolve_settings
+from tests.sandbox_runner import samples
+
+PASSED = records.TestReport(collected=3, passed=3, failed=0, skipped=0, duration=0.1, exit_code=0)
+FAST = Timing(
+    speedup=2.0,
+    ci_low=1.8,
+    ci_high=2.2,
+    original_seconds=0.020,
+    candidate_seconds=0.010,
+    pairs=8,
+    loops=10,
+    min_speedup=0.05,
+    confirmation=(2.0, 1.8, 2.2),
+    held_out=(1.9, 1.7, 2.1),
+    shown=(2.1, 1.9, 2.3),
+    charged=(1.95, 1.75, 2.15),
+    import_seconds=(0.0001, 0.0002),
+)
+
+
+def _judge(timing: Timing | None = FAST, **changes: object) -> records.Verdict:
+    evaluation = Evaluation(tests=PASSED, behavior=BehaviorReport(8, 0), timing=timing, metrics={}, **changes)
+    baseline = Baseline(evaluation=evaluation, score=1.0, calls_recorded=8, loops=10, workload_seconds=0.02)
+    return SpeedupScorer().judge(evaluation, baseline, "")
+
+
+def test_an_honest_speedup_that_holds_everywhere_is_accepted():
+    assert _judge().accepted
+
+
+def test_a_power_the_original_never_used_is_refused_naming_it_and_the_call():
+    refused = (Refusal("network", "socket.connect(('127.0.0.1', 9))", "f('abc')"), Refusal("import", "x", "import"))
+    verdict = _judge(refused=refused)
+    assert not verdict.accepted
+    assert verdict.reason.startswith("refused: uses a power the original never used: network (socket.connect")
+    assert (
+        "in f('abc')" in verdict.reason and "--allow network" in verdict.reason and "1 more: import" in verdict.reason
+    )
+
+
+@pytest.mark.parametrize(
+    ("held_out", "shown"),
+    [((1.0, 0.95, 1.04), (2.5, 2.2, 2.8)), ((3.0, 2.5, 3.5), (900.0, 400.0, 2000.0))],
+    ids=["no speedup on held-out calls", "far below the shown calls"],
+)
+def test_a_speedup_only_on_the_shown_inputs_is_rejected_saying_so(held_out, shown):
+    verdict = _judge(dataclasses.replace(FAST, held_out=held_out, shown=shown))
+    assert not verdict.accepted and verdict.reason.startswith("fast only on the shown inputs:"), verdict.reason
+
+
+def test_work_moved_to_import_time_is_charged():
+    # The candidate's import does the original's pass; charged, no speedup is left.
+    moved = dataclasses.replace(FAST, charged=(1.01, 0.9, 1.12), import_seconds=(0.0001, 0.019))
+    verdict = _judge(moved)
+    assert not verdict.accepted and verdict.reason.startswith("work moved to import time: importing takes 19.00 ms")
+    # A little more import work than the original, when the gain survives it, is no reason to refuse.
+    assert _judge(dataclasses.replace(FAST, import_seconds=(0.0001, 0.002))).accepted
+
+
+def test_held_out_calls_never_reach_the_prompt():
+    shown = Mismatch("f", "return", "((1,), {})", "2", "3")
+    hidden = Mismatch("f", "return", "((7,), {})", "14", "15", held_out=True)
+    behavior = BehaviorReport(8, 2, (hidden, shown), held_out_mismatches=1)
+    evaluation = Evaluation(tests=PASSED, behavior=behavior, timing=None, metrics={})
+    text = "\n".join(behavior_lines(evaluation)) + (correctness_problem(evaluation) or "")
+    assert "(1,)" in text and "(7,)" not in text and "14" not in text
+    only_hidden = Evaluation(
+        tests=PASSED, behavior=BehaviorReport(8, 1, (hidden,), held_out_mismatches=1), timing=None, metrics={}
+    )
+    problem = correctness_problem(only_hidden) or ""
+    assert "held out" in problem and "(7,)" not in problem
+
+
+def test_the_feedback_shows_import_time_before_and_after_and_the_held_out_figure():
+    lines = "\n".join(trust_lines(Evaluation(tests=PASSED, behavior=None, timing=FAST, metrics={})))
+    assert "Import time" in lines and "original 100.0 us, this version 200.0 us" in lines
+    assert "held-out calls (inputs never shown): 1.90x [1.70, 2.10]" in lines
+
+
+def test_the_runner_report_becomes_refusals_and_trust_figures():
+    evaluation = reports.candidate_evaluation(samples.candidate_report(), {}, "recorded calls", 1.0)
+    assert evaluation.refused == (Refusal("network", "open ", "f(1, 2)"),)
+    assert evaluation.timing is not None
+    assert (evaluation.timing.held_out, evaluation.timing.import_seconds) == ((1.3, 1.1, 1.5), (0.001, 0.007))
+
+
+def test_allow_takes_only_known_powers(tmp_path):
+    assert resolve_settings({"allow": "network,thread"}, tmp_path, {})["allow"] == ("network", "thread")
+    with pytest.raises(UsageError, match="--allow: unknown sockets; choose from network"):
+        resolve_settings({"allow": "sockets"}, tmp_path, {})
+    (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nallow = ["clocks"]\n')
+    with pytest.raises(ConfigError, match="allow: unknown clocks"):
+        resolve_settings({}, tmp_path, {})
+
+
+def test_a_gamed_speedup_is_named_even_when_its_second_series_falls_short():
+    lookup = dataclasses.replace(FAST, confirmation=(1.3, 0.8, 2.1), held_out=(0.95, 0.8, 1.1), shown=(25, 13, 48))
+    assert _judge(lookup).reason.startswith("fast only on the shown inputs:")
+
+
+SCALE = """
+def scale(values, k):
+    return [v * k for v in values]
+"""
+SCALE_TESTS = """
+from mod import scale
+
+
+def test_scale():
+    for n in range(6):
+        assert scale(list(range(n)), 3) == [3 * v for v in range(n)]
+"""
+NETWORK = (
+    SCALE
+    + """
+
+def scale(values, k, _scale=scale):
+    import socket
+    socket.socket().close()
+    return _scale(values, k)
+"""
+)
+DYNAMIC = "exec(compile(" + repr(SCALE) + ", '<s>', 'exec'))\n"
+
+
+@pytest.mark.slow
+def test_the_sandbox_refuses_a_power_the_original_never_used(make_project):
+    from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+    from coderefine.evaluation.project import resolve_project
+    from coderefine.refine.candidate import original_candidate
+    from coderefine.sandboxes.registry import make_sandbox
+
+    root = make_project({"mod.py": SCALE, "test_mod.py": SCALE_TESTS})
+    settings = EvaluationSettings(measure_speed=False, allow=("import",))
+    evaluator = Evaluator(resolve_project(root / "mod.py"), ("scale",), make_sandbox("process"), settings)
+    try:
+        evaluator.baseline(SCALE)
+        network, dynamic = (correctness_problem(evaluator.evaluate(original_candidate(c))) for c in (NETWORK, DYNAMIC))
+    finally:
+        evaluator.close()
+    assert (network or "").startswith("refused: uses a power the original never used: network (socket"), network
+    assert "in scale([], 3)" in (network or "") and "more" not in (network or "")  # `import socket` allowed
+    assert (dynamic or "").startswith("refused: uses a power the original never used: dynamic_code"), dynamic

@@ -1,0 +1,186 @@
+"""The audit hook (coderefine_sandbox/audit.py) and the replay's trust checks, run in fresh interpreters:
+an audit hook cannot be removed once added, so none is ever added to the test process itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from coderefine_sandbox.audit import gained
+from coderefine_sandbox.protocol import Capability, ReplayReport, from_json
+from coderefine_sandbox.workload import held_out_indices
+
+from coderefine.resources import sandbox_dir
+
+# Each power used once inside a watched window, and the same work done outside any window.
+MODULE = """
+import time
+
+
+def network():
+    import socket
+    socket.socket().close()
+
+
+def process():
+    import subprocess, sys
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def write_home():
+    import os
+    with open(os.path.join(os.environ["HOME"], "x"), "w") as fh:
+        fh.write("x")
+
+
+def write_temp():
+    import tempfile
+    with tempfile.TemporaryFile() as fh:
+        fh.write(b"x")
+
+
+def read_data():
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "data.txt")) as fh:
+        return fh.read()
+
+
+def dynamic():
+    return eval("1 + 1")
+
+
+def stdlib_dynamic():
+    from collections import namedtuple
+    return namedtuple("P", "a b")(1, 2)
+
+
+def thread():
+    import threading
+    threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()
+
+
+def clock():
+    time.perf_counter = lambda: 0.0
+
+
+def project_import():
+    import helper
+    return helper.VALUE
+"""
+
+SCRIPT = """
+import json, os, sys
+sys.path.insert(0, os.getcwd())
+from coderefine_sandbox.audit import Recorder
+recorder = Recorder(os.getcwd())
+import mod
+mod.network()  # outside any window: the runner's own activity is never counted
+for name in sys.argv[1:]:
+    with recorder.watch(name):
+        getattr(mod, name)()
+print(json.dumps([[c.kind, c.key, c.call] for c in recorder.capabilities]))
+"""
+
+
+def _powers(tmp_path: Path, *calls: str) -> list[list[str]]:
+    (tmp_path / "mod.py").write_text(MODULE)
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "data.txt").write_text("data")
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(sandbox_dir()),
+        "HOME": str(tmp_path / "home"),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *calls], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_each_power_is_recorded_with_the_call_it_happened_in(tmp_path):
+    found = _powers(
+        tmp_path, "network", "process", "write_home", "read_data", "dynamic", "thread", "clock", "write_temp"
+    )
+    kinds = {kind: call for kind, _, call in found}
+    assert kinds == {
+        "network": "network",
+        "process": "process",
+        "import": "process",  # subprocess: a sensitive module, new to this process
+        "file_write": "write_home",
+        "file_read": "read_data",
+        "dynamic_code": "dynamic",
+        "thread": "thread",
+        "clock": "clock",
+    }
+    assert ["file_read", "<workspace>/data.txt", "read_data"] in found  # paths compare across workspaces
+    assert ["file_write", "~/x", "write_home"] in found  # ... and HOME folders
+
+
+def test_the_standard_library_and_the_project_and_the_temporary_area_are_not_new_powers(tmp_path):
+    assert _powers(tmp_path, "stdlib_dynamic", "write_temp", "project_import") == []
+
+
+def test_a_candidate_is_refused_only_the_powers_the_original_never_used_and_not_allowed():
+    def power(kind: str, key: str = "") -> Capability:
+        return Capability(kind, key, f"{kind} {key}", "f(1)")
+
+    candidate = (power("import", "requests"), power("file_read", "<workspace>/b"), power("network"))
+    original = (power("file_read", "<workspace>/a"), power("network"))
+    assert [c.kind for c in gained(candidate, original, ())] == ["file_read", "import"]  # most serious first
+    assert [c.kind for c in gained(candidate, original, ("import",))] == ["file_read"]
+    assert gained(candidate, candidate, ()) == ()
+
+
+def test_held_out_calls_are_every_second_call_of_each_target_by_size():
+    records = [{"target": t, "args": b"x" * n} for t, n in [("f", 5), ("f", 1), ("g", 2), ("f", 9), ("f", 3)]]
+    # f by size: 1 (index 1), 3 (4), 5 (0), 9 (3) -> ranks 1 and 3 held out; g alone is shown
+    assert held_out_indices(records) == {4, 3}
+    assert held_out_indices(records) == held_out_indices([dict(r) for r in records])  # deterministic
+
+
+COUNTER = """
+_calls = 0
+
+
+def f(x):
+    global _calls
+    _calls += 1
+    return x * 2 if _calls <= 3 else x * 2 + 1  # right the first three times only
+"""
+
+
+def _record(args: tuple, value: object) -> dict[str, object]:
+    return {
+        "target": "f",
+        "args": pickle.dumps((args, {})),
+        "outcome": "return",
+        "value": pickle.dumps(value),
+        "stdout": "",
+        "entropy": None,
+        "args_after": None,
+    }
+
+
+def test_replay_repeats_the_calls_in_reverse_and_catches_state_that_changes_later_results(tmp_path):
+    (tmp_path / "mod.py").write_text(COUNTER)
+    calls = tmp_path / "calls.pkl"
+    calls.write_bytes(pickle.dumps({"records": [_record((n,), 2 * n) for n in (1, 2, 3)]}))
+    out = tmp_path / "out.json"
+    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(tmp_path), "--module", "mod"]
+    argv += ["--calls", str(calls), "--out", str(out), "--rel-tol", "0", "--abs-tol", "0"]
+    env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}
+    subprocess.run(argv, cwd=tmp_path, env=env, check=True, timeout=60)
+    report = from_json(ReplayReport, out.read_text())
+    assert report.mismatches == 3 and {e.kind for e in report.examples} == {"repeat return"}
+    assert report.capabilities == ()
+    assert report.held_out_mismatches == 1  # one of the three calls is held out ...
+    assert [e.args for e in report.examples if e.held_out] == [textwrap.shorten("((2,), {})", 40)]  # ... by size
