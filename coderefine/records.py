@@ -129,6 +129,7 @@ class Evaluation:
     error: str | None = None  # why evaluation could not happen (syntax error, sandbox failure, ...)
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0  # CPU time of the sandbox run, as its runner measured it (itself and its steps)
+    setup_seconds: float = 0.0  # making the candidate's workspace (links into the original's, or a copy)
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,7 @@ class BaselineFacts:
     pinned: tuple[str, ...] = ()  # what was made deterministic for the recorded calls and the tests
     not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
     generated: GeneratedInputs | None = None
+    untimed: str | None = None  # why candidates are not timed although speed is the task (too fast a workload)
 
 
 @dataclass(frozen=True, kw_only=True)

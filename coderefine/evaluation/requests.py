@@ -36,6 +36,7 @@ class Learned:
     workload_seconds: float | None = None  # one pass over the workload, original
     calls_recorded: int = 0
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
+    untimed: str | None = None  # why candidates are not timed (see timing_policy.too_fast)
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class Requests:
 
     def _timing(self, learned: Learned) -> TimingParameters | None:
         settings = self.settings
-        if not settings.measure_speed:
+        if not settings.measure_speed or learned.untimed is not None:
             return None
         return TimingParameters(
             pairs=settings.timing_pairs,

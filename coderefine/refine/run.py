@@ -134,6 +134,8 @@ class _Run:
             self.loop.run()
         finally:
             evaluator.close()
+            if evaluator.copy_reason is not None:
+                self.warnings.append(f"candidates ran in full copies of the project: {evaluator.copy_reason}")
             self.provider_warnings = tuple(getattr(model_provider, "warnings", ()))
         self._write_best(source)
 

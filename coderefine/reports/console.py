@@ -14,6 +14,15 @@ from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, It
 from coderefine.reports.evidence import verification_evidence
 
 
+def duration_text(seconds: float) -> str:
+    """A workload's time per pass, in the unit that shows it (0.0 ms says nothing about microseconds)."""
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e9:.0f} ns"
+
+
 def _tests_cell(iteration: Iteration) -> str:
     tests = iteration.evaluation.tests if iteration.evaluation else None
     if tests is None:
@@ -72,7 +81,7 @@ class ConsoleView:
         if baseline.calls_recorded:
             line += f", {baseline.calls_recorded} calls recorded"
         if baseline.workload_seconds is not None:
-            line += f", workload {baseline.workload_seconds * 1e3:.1f} ms per pass"
+            line += f", workload {duration_text(baseline.workload_seconds)} per pass"
         line += f", score {baseline.score:.1f}" if baseline.score != 1.0 else ""
         self.console.print(line)
         gate = baseline.sufficiency

@@ -109,6 +109,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "evaluated": iteration.evaluation is not None,
         "seconds": round(iteration.evaluation.wall_seconds, 3) if iteration.evaluation else 0.0,
         "cpu_seconds": iteration.evaluation.cpu_seconds if iteration.evaluation else 0.0,
+        "setup_seconds": iteration.evaluation.setup_seconds if iteration.evaluation else 0.0,
     }
 
 
@@ -122,6 +123,7 @@ def report_dict(result: Result) -> dict[str, Any]:
             "score": result.baseline.score,
             "calls_recorded": result.baseline.calls_recorded,
             "workload_seconds": result.baseline.workload_seconds,
+            "untimed": result.baseline.untimed,
             "hot_spots": [vars(s) for s in evaluation.hot_spots],
             "evidence": {
                 e.target: {

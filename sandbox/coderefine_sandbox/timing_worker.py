@@ -29,6 +29,13 @@ from coderefine_sandbox.workload import add_import_paths, import_module, load_be
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
 
+# Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
+# untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
+# loops pyperf calibrates on the timed figure would take minutes. Past this budget a value stops and
+# reports the mean of the passes it made (pyperf divides by the loops it asked for, hence the scaling):
+# the same estimate from fewer passes, the same rule for original and candidate.
+WALL_BUDGET = 0.5
+
 
 def build_workload(args: Any) -> list[tuple[Any, bytes, Any]]:
     add_import_paths(args.workspace, args.import_root)
@@ -49,6 +56,8 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
     pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
     reset = pin.reset
     pin.install()
+    done = 0
+    deadline = perf_counter() + WALL_BUDGET
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
             for func, blob, entropy in workload:
@@ -67,8 +76,11 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
                 total += perf_counter() - started
             sink.seek(0)
             sink.truncate()
+            done += 1
+            if perf_counter() > deadline:
+                break
     pin.uninstall()
-    return total
+    return total * loops / done
 
 
 def main() -> None:
