@@ -71,6 +71,7 @@ class BehaviorReport:
     skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
     generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
     generated_mismatches: int = 0
+    mismatched_functions: tuple[str, ...] = ()  # the targets with a call that differed
 
     @property
     def equivalent(self) -> bool:
@@ -94,6 +95,9 @@ class Timing:
     workload: str = "recorded calls"  # what one pass runs: the recorded calls, or the user's --bench
     # The second, independent series of pairs run when the first cleared the floor: (speedup, low, high).
     confirmation: tuple[float, float, float] | None = None
+    # Each target's own (speedup, low, high) over every pair, and on the second series when there was one.
+    per_function: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    per_function_confirmation: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
     @property
     def cleared(self) -> bool:
@@ -140,6 +144,22 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class FunctionVerdict:
+    """One changed target judged on its own calls (a candidate that changes several is judged per function)."""
+
+    function: str
+    verdict: str  # "faster", "not faster", "behaviour changed" or "not measured"
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    kept: bool = True  # False: the change was dropped from the candidate before it was verified again
+
+    def text(self) -> str:
+        figure = f" {self.speedup:.2f}x [{self.ci_low:.2f}, {self.ci_high:.2f}]" if self.speedup is not None else ""
+        return f"{self.function}: {self.verdict}{figure}{'' if self.kept else ' (dropped)'}"
+
+
+@dataclass(frozen=True)
 class Iteration:
     index: int
     role: Role
@@ -148,6 +168,7 @@ class Iteration:
     verdict: Verdict
     message: str = ""  # the model's raw answer
     feedback: str | None = None
+    functions: tuple[FunctionVerdict, ...] = ()  # per changed target, when the candidate changed several
 
 
 @dataclass

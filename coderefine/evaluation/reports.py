@@ -45,6 +45,9 @@ def behavior_report(replay: protocol.ReplayReport, generated: protocol.ReplayRep
         + tuple(_mismatch(example, generated=True) for example in generated_examples),
         generated_compared=generated.calls_compared if generated is not None else 0,
         generated_mismatches=generated.mismatches if generated is not None else 0,
+        mismatched_functions=tuple(
+            sorted(set(replay.mismatched_targets) | set(generated.mismatched_targets if generated else ()))
+        ),
     )
 
 
@@ -66,6 +69,10 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         basis=report.basis,
         workload=workload,
         confirmation=None if confirmation is None else (confirmation.speedup, *confirmation.ci),
+        per_function={name: (e.speedup, *e.ci) for name, e in report.per_target.items()},
+        per_function_confirmation={}
+        if confirmation is None
+        else {name: (e.speedup, *e.ci) for name, e in confirmation.per_target.items()},
     )
 
 

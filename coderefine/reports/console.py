@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, Iteration, Result, Usage
-from coderefine.reports.evidence import verification_evidence
+from coderefine.reports.evidence import per_function_evidence, verification_evidence
 
 
 def duration_text(seconds: float) -> str:
@@ -204,6 +204,9 @@ def summary_line(result: Result) -> str:
             f"{result.file} left as it was"
         )
     evidence = verification_evidence(best.evaluation)
+    timing = best.evaluation.timing
+    if timing is not None and per_function_evidence(timing) and not best.functions:
+        evidence.append(per_function_evidence(timing))
     action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "

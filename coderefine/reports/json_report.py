@@ -7,6 +7,7 @@ hot spots, warnings) are additions a consumer may ignore.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from coderefine import __version__
@@ -56,6 +57,8 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "basis": t.basis,
         "workload": t.workload,
         "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
+        # each target's own [speedup, low, high]; the figures above are the workload-weighted total
+        "per_function": {name: list(figure) for name, figure in t.per_function.items()},
     }
 
 
@@ -110,6 +113,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "seconds": round(iteration.evaluation.wall_seconds, 3) if iteration.evaluation else 0.0,
         "cpu_seconds": iteration.evaluation.cpu_seconds if iteration.evaluation else 0.0,
         "setup_seconds": iteration.evaluation.setup_seconds if iteration.evaluation else 0.0,
+        "functions": [asdict(verdict) for verdict in iteration.functions],
     }
 
 

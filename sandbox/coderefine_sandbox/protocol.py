@@ -167,6 +167,7 @@ class ReplayReport:
     profile: tuple[HotSpot, ...]
     import_error: str | None  # the module version cannot be imported
     error: str | None  # the replay step itself timed out or crashed
+    mismatched_targets: tuple[str, ...] = ()  # the targets with a call that differed (one verdict per function)
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:
@@ -248,6 +249,7 @@ class Confirmation:
     original_seconds: float
     candidate_seconds: float
     pairs: int
+    per_target: dict[str, Estimate] = field(default_factory=dict)  # each target's own estimate on this series
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,8 @@ class TimingReport:
     loops: int
     floor: float
     confirmation: Confirmation | None  # None: the first series did not clear the floor
+    # each target's own estimate over every pair (one verdict per function)
+    per_target: dict[str, Estimate] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- reports: the modes

@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             if len(examples) < MAX_EXAMPLES:
                 examples.append(MismatchExample(function=call.target, **difference))
     seconds = time.perf_counter() - started
+    calls_by_index = {call.index: call.target for call in calls}
     profile: tuple[HotSpot, ...] = ()
     if profiler is not None and getattr(module, "__file__", None):
         profile = hot_spots(profiler, module.__file__)
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         profile=profile,
         import_error=None,
         error=None,
+        mismatched_targets=tuple(sorted({calls_by_index[i] for i in mismatch_indices})),
     )
     _write(args.out, report)
     return 0

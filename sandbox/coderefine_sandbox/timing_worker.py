@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import pickle
 import sys
 import time
@@ -28,6 +29,10 @@ from coderefine_sandbox.pinning import Pin
 from coderefine_sandbox.workload import add_import_paths, import_module, load_bench, load_calls, resolve
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
+
+# Timed seconds per workload entry, and passes made, over the worker's life (see write_per_target).
+PER_CALL: list[float] = []
+PASSES = [0]
 
 # Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
 # untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
@@ -56,11 +61,14 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
     pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
     reset = pin.reset
     pin.install()
+    per_call = PER_CALL
+    if len(per_call) != len(workload):
+        per_call[:] = [0.0] * len(workload)
     done = 0
     deadline = perf_counter() + WALL_BUDGET
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
-            for func, blob, entropy in workload:
+            for index, (func, blob, entropy) in enumerate(workload):
                 args, kwargs = loads(blob)
                 reset(entropy)
                 started = perf_counter()
@@ -73,14 +81,28 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
                     # look like a speedup: that ends the worker, and the timing is rejected.
                     if not tolerate_errors:
                         raise
-                total += perf_counter() - started
+                elapsed = perf_counter() - started
+                total += elapsed
+                per_call[index] += elapsed
             sink.seek(0)
             sink.truncate()
             done += 1
             if perf_counter() > deadline:
                 break
     pin.uninstall()
+    PASSES[0] += done
     return total * loops / done
+
+
+def write_per_target(path: str, names: list[str]) -> None:
+    """Seconds per pass of each target's calls over every pass this worker made (warmups included): what
+    each function's own speedup is computed from (one verdict per function)."""
+    passes = PASSES[0] or 1
+    per_target: dict[str, float] = {}
+    for name, seconds in zip(names, PER_CALL, strict=False):
+        per_target[name] = per_target.get(name, 0.0) + seconds / passes
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(per_target, fh)
 
 
 def main() -> None:
@@ -96,6 +118,15 @@ def main() -> None:
     args = runner.parse_args()
     workload = build_workload(args)
     runner.bench_time_func("workload", time_workload, workload, not args.bench_file)
+    if args.output:
+        write_per_target(args.output + ".targets.json", workload_names(args))
+
+
+def workload_names(args: Any) -> list[str]:
+    """The target (or bench function) of each workload entry, in build_workload's order."""
+    if args.bench_file:
+        return list(args.bench_function)
+    return [call.target for call in load_calls(args.calls, args.exclude)]
 
 
 if __name__ == "__main__":

@@ -99,7 +99,15 @@ def timing_report() -> TimingReport:
         pairs=12,
         loops=128,
         floor=0.05,
-        confirmation=Confirmation(speedup=1.45, ci=(1.2, 1.7), original_seconds=0.3, candidate_seconds=0.21, pairs=6),
+        confirmation=Confirmation(
+            speedup=1.45,
+            ci=(1.2, 1.7),
+            original_seconds=0.3,
+            candidate_seconds=0.21,
+            pairs=6,
+            per_target={"f": Estimate(speedup=1.6, ci=(1.3, 1.9), original_seconds=0.2, candidate_seconds=0.125)},
+        ),
+        per_target={"f": steady, "g": first},
     )
 
 
