@@ -272,6 +272,7 @@ class BaselineFacts:
     not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
     generated: GeneratedInputs | None = None
     untimed: str | None = None  # why candidates are not timed although speed is the task (too fast a workload)
+    timed_calls: int = 0  # calls in the stratified timing sample when a full pass exceeds the budget (0: all)
 
 
 @dataclass(frozen=True, kw_only=True)

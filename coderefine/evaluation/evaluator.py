@@ -191,6 +191,7 @@ class Evaluator:
             not_pinned=report.not_pinned,
             generated=generated,
             untimed=self.learned.untimed,
+            timed_calls=calibration.timed_calls if calibration is not None else 0,
         )
 
     def _check_baseline(self, report: BaselineReport) -> TestReport:

@@ -100,11 +100,16 @@ class Requests:
             return None
         return TimingParameters(
             pairs=settings.timing_pairs,
-            values=values_per_process(settings.timing_values, learned.workload_seconds),
+            # a sampled pass takes about the budget, whatever the full one takes
+            values=values_per_process(
+                settings.timing_values,
+                None if learned.workload_seconds is None else min(learned.workload_seconds, settings.timing_budget),
+            ),
             warmups=settings.timing_warmups,
             min_time=settings.timing_min_time,
             loops=learned.loops,
             floor=noise_floor(settings.min_speedup, learned.workload_seconds),
+            budget=settings.timing_budget,
         )
 
     def _generated_paths(self, count: int = 0) -> GeneratedPaths:

@@ -211,6 +211,7 @@ class _Run:
             test_timeout=settings["timeout"],
             memory_mb=settings["memory_mb"],
             timing_pairs=settings["timing_pairs"],
+            timing_budget=settings["timing_budget"],
             min_speedup=settings["min_speedup"],
             rel_tol=settings["rel_tol"],
             abs_tol=settings["abs_tol"],

@@ -82,6 +82,8 @@ class ConsoleView:
             line += f", {baseline.calls_recorded} calls recorded"
         if baseline.workload_seconds is not None:
             line += f", workload {duration_text(baseline.workload_seconds)} per pass"
+        if baseline.timed_calls:
+            line += f" (timed on a stratified sample of {baseline.timed_calls} calls)"
         line += f", score {baseline.score:.1f}" if baseline.score != 1.0 else ""
         self.console.print(line)
         gate = baseline.sufficiency

@@ -128,6 +128,7 @@ def report_dict(result: Result) -> dict[str, Any]:
             "calls_recorded": result.baseline.calls_recorded,
             "workload_seconds": result.baseline.workload_seconds,
             "untimed": result.baseline.untimed,
+            "timed_calls": result.baseline.timed_calls,
             "hot_spots": [vars(s) for s in evaluation.hot_spots],
             "evidence": {
                 e.target: {

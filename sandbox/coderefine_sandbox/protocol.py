@@ -39,6 +39,7 @@ class TimingParameters:
     min_time: float
     loops: int | None
     floor: float
+    budget: float  # seconds one pass may take; beyond, a stratified sample of the calls is timed
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,8 @@ class Calibration:
 
     loops: int
     seconds: float
+    timed_calls: int = 0  # calls in the timing sample (0: every call is timed)
+    calls: int = 0  # the calls the sample was drawn from
 
 
 @dataclass(frozen=True)

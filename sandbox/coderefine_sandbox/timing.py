@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 
 from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
 from coderefine_sandbox.protocol import Calibration, Confirmation, Estimate, RunnerRequest, TimingReport
+from coderefine_sandbox.sampling import sample_path, stratified_sample, write_sample
 from coderefine_sandbox.sequential import decided
 from coderefine_sandbox.stats import paired_speedup
+from coderefine_sandbox.workload import load_calls
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
@@ -53,6 +55,8 @@ def _timing_argv(request: RunnerRequest, workspace: str, out: str, extra: list[s
         request.calls_path,
         "--exclude",
         request.unstable_path,
+        "--sample",
+        sample_path(request.calls_path),  # absent (all calls timed) until the baseline chose one
         *_bench_argv(request, workspace),
     ]
 
@@ -94,12 +98,27 @@ def _timing_run(request: RunnerRequest, workspace: str, extra: list[str], tag: s
 
 
 def calibrate(request: RunnerRequest) -> Calibration:
-    """The original's loop count, and the seconds of one pass over the workload; StepTimeout or
-    RuntimeError when its timing fails."""
+    """The original's loop count, and the seconds of one pass over the workload (and, when that exceeds the
+    per-pass budget, the sample of calls timed from then on); StepTimeout or RuntimeError when its timing
+    fails."""
+    timing = request.timing
+    assert timing is not None
+    remove_stale(sample_path(request.calls_path))
     loops = _timing_run(request, request.workspace, ["--calibrate-loops"], "calibrate", 0).loops
     # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
     seconds = _timing_run(request, request.workspace, ["--loops", str(loops)], "baseline", 1).steady
-    return Calibration(loops=loops, seconds=seconds)
+    costs_path = os.path.join(request.io_dir, "timing-baseline.json.calls.json")
+    if request.bench is None and seconds > timing.budget and os.path.exists(costs_path):
+        # Too long a pass: time a stratified sample of the calls from now on (sampling.py). One pass of
+        # the sample is a weighted estimate of the full pass, so the figure and the loops stay valid.
+        with open(costs_path, encoding="utf-8") as fh:
+            costs = json.load(fh)
+        targets = [call.target for call in load_calls(request.calls_path, request.unstable_path)]
+        if len(targets) == len(costs):
+            sample = stratified_sample(costs, targets, timing.budget)
+            write_sample(sample_path(request.calls_path), sample)
+            return Calibration(loops=loops, seconds=seconds, timed_calls=len(sample), calls=len(costs))
+    return Calibration(loops=loops, seconds=seconds, timed_calls=0, calls=0)
 
 
 def warm_gain(runs: list[WorkerRun]) -> float:

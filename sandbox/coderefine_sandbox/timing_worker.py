@@ -26,6 +26,7 @@ from typing import Any
 import pyperf
 
 from coderefine_sandbox.pinning import Pin
+from coderefine_sandbox.sampling import read_sample
 from coderefine_sandbox.workload import add_import_paths, import_module, load_bench, load_calls, resolve
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
@@ -33,6 +34,8 @@ NO_ARGUMENTS = pickle.dumps(((), {}))
 # Timed seconds per workload entry, and passes made, over the worker's life (see write_per_target).
 PER_CALL: list[float] = []
 PASSES = [0]
+# With a sample of the calls (sampling.py), what each timed call stands for; else empty (all 1).
+WEIGHTS: list[float] = []
 
 # Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
 # untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
@@ -64,6 +67,7 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
     per_call = PER_CALL
     if len(per_call) != len(workload):
         per_call[:] = [0.0] * len(workload)
+    weights = WEIGHTS if len(WEIGHTS) == len(workload) else [1.0] * len(workload)
     done = 0
     deadline = perf_counter() + WALL_BUDGET
     with contextlib.redirect_stdout(sink):
@@ -81,7 +85,7 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any]], tolerate_e
                     # look like a speedup: that ends the worker, and the timing is rejected.
                     if not tolerate_errors:
                         raise
-                elapsed = perf_counter() - started
+                elapsed = (perf_counter() - started) * weights[index]
                 total += elapsed
                 per_call[index] += elapsed
             sink.seek(0)
@@ -115,11 +119,21 @@ def main() -> None:
     parser.add_argument("--exclude")
     parser.add_argument("--bench-file")
     parser.add_argument("--bench-function", action="append", default=[])
+    parser.add_argument("--sample", help="the calls to time and their weights (sampling.py)")
     args = runner.parse_args()
     workload = build_workload(args)
+    names = workload_names(args)
+    sample = None if args.bench_file else read_sample(args.sample)
+    if sample is not None:
+        workload = [workload[index] for index, _ in sample]
+        names = [names[index] for index, _ in sample]
+        WEIGHTS[:] = [weight for _, weight in sample]
     runner.bench_time_func("workload", time_workload, workload, not args.bench_file)
     if args.output:
-        write_per_target(args.output + ".targets.json", workload_names(args))
+        write_per_target(args.output + ".targets.json", names)
+        if sample is None:  # each call's cost in the original, to choose a sample from (baseline)
+            with open(args.output + ".calls.json", "w", encoding="utf-8") as fh:
+                json.dump([seconds / (PASSES[0] or 1) for seconds in PER_CALL], fh)
 
 
 def workload_names(args: Any) -> list[str]:

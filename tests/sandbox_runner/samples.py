@@ -44,7 +44,7 @@ def request(**changes: object) -> RunnerRequest:
         "capture": CaptureLimits(max_calls_per_target=500, max_bytes=1024),
         "hash_seed": 0,
         "behavior": BehaviorTolerances(rel_tol=1e-6, abs_tol=0.0, unordered=("f",)),
-        "timing": TimingParameters(pairs=6, values=3, warmups=1, min_time=0.1, loops=128, floor=0.05),
+        "timing": TimingParameters(pairs=6, values=3, warmups=1, min_time=0.1, loops=128, floor=0.05, budget=0.5),
         "bench": Bench(file="bench.py", functions=("bench_f",)),
         "replay": True,
         "generate": None,
