@@ -73,6 +73,7 @@ class BehaviorReport:
     generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
     generated_mismatches: int = 0
     held_out_mismatches: int = 0  # of `mismatches`, on held-out calls (never shown to the model)
+    mismatched_functions: tuple[str, ...] = ()  # the targets with a call that differed
 
     @property
     def equivalent(self) -> bool:
@@ -126,6 +127,10 @@ class Timing:
         saved = self.original_seconds - self.candidate_seconds
         return extra > 0 and extra >= 0.5 * saved and self.charged[1] < 1.0 + self.min_speedup
 
+    # Each target's own (speedup, low, high) over every pair, and on the second series when there was one.
+    per_function: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    per_function_confirmation: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+
     @property
     def cleared(self) -> bool:
         return self.ci_low >= 1.0 + self.min_speedup
@@ -170,6 +175,7 @@ class Evaluation:
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0  # CPU time of the sandbox run, as its runner measured it (itself and its steps)
     refused: tuple[Refusal, ...] = ()  # powers gained over the original (not --allow'ed): never accepted
+    setup_seconds: float = 0.0  # making the candidate's workspace (links into the original's, or a copy)
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,22 @@ class Verdict:
     accepted: bool
     reason: str
     score: float | None
+
+
+@dataclass(frozen=True)
+class FunctionVerdict:
+    """One changed target judged on its own calls (a candidate that changes several is judged per function)."""
+
+    function: str
+    verdict: str  # "faster", "not faster", "behaviour changed" or "not measured"
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    kept: bool = True  # False: the change was dropped from the candidate before it was verified again
+
+    def text(self) -> str:
+        figure = f" {self.speedup:.2f}x [{self.ci_low:.2f}, {self.ci_high:.2f}]" if self.speedup is not None else ""
+        return f"{self.function}: {self.verdict}{figure}{'' if self.kept else ' (dropped)'}"
 
 
 @dataclass(frozen=True)
@@ -188,6 +210,7 @@ class Iteration:
     verdict: Verdict
     message: str = ""  # the model's raw answer
     feedback: str | None = None
+    functions: tuple[FunctionVerdict, ...] = ()  # per changed target, when the candidate changed several
 
 
 @dataclass
@@ -290,6 +313,8 @@ class BaselineFacts:
     pinned: tuple[str, ...] = ()  # what was made deterministic for the recorded calls and the tests
     not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
     generated: GeneratedInputs | None = None
+    untimed: str | None = None  # why candidates are not timed although speed is the task (too fast a workload)
+    timed_calls: int = 0  # calls in the stratified timing sample when a full pass exceeds the budget (0: all)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -126,6 +126,15 @@ SPECS: tuple[SettingSpec, ...] = (
     ),
     SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64, panel=_SANDBOX),
     SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2, panel=_SANDBOX),
+    SettingSpec(
+        "timing_budget",
+        float,
+        0.5,
+        "seconds one timing pass may take; beyond, a stratified sample of the recorded calls is timed",
+        0.1,
+        panel=_SANDBOX,
+        metavar="S",
+    ),
     SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1, panel=_THRESHOLDS),
     SettingSpec(
         "min_maintainability",

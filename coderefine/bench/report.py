@@ -133,6 +133,9 @@ def summary_lines(data: dict[str, Any]) -> list[str]:
         f"rejected for behaviour ({summary['candidates_rejected_for_behavior']} of "
         f"{summary['candidates_evaluated']} candidates run)",
     ]
+    causes = summary.get("candidates_rejected_by_cause") or {}
+    if causes:
+        lines.append("rejections by cause: " + ", ".join(f"{cause} {count}" for cause, count in causes.items()))
     curve = summary["curve"]
     if data["task"] == "optimize":
         improved_only = summary["geomean_speedup_improved"]

@@ -10,9 +10,9 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from coderefine.bench.causes import CAUSES, count_causes, rejection_cause
 from coderefine.records import Iteration, Result
 from coderefine.refine.loop import diff_size
-from coderefine.refine.tasks import correctness_problem
 
 
 @dataclass
@@ -44,6 +44,7 @@ class TaskRecord:
     # optimize: the fastest measured candidate, accepted or not ([speedup, ci low, ci high]): how close an
     # unimproved task came to the noise floor
     top_measured: list[float] | None = None
+    rejections: dict[str, int] = field(default_factory=dict)  # evaluated candidates rejected, by cause (causes.py)
 
     @property
     def improved(self) -> bool:
@@ -59,12 +60,9 @@ class TaskRecord:
 
 
 def rejected_for_behavior(iteration: Iteration) -> bool:
-    """Run, and found wrong: a test failed or timed out, a recorded call differed, or it did not import."""
-    return (
-        iteration.evaluation is not None
-        and not iteration.verdict.accepted
-        and correctness_problem(iteration.evaluation) is not None
-    )
+    """Run, and found wrong: a test failed or timed out, a recorded call differed, or it did not import.
+    Not a timing that failed, nor the sandbox: those are counted under their own cause."""
+    return rejection_cause(iteration) in ("tests", "behaviour")
 
 
 def figure(task: str, score: float | None, baseline_score: float | None) -> float:
@@ -134,6 +132,7 @@ def record_from_result(
         iterations=len(result.iterations),
         evaluated=sum(1 for it in result.iterations if it.evaluation is not None),
         behavior_rejections=sum(1 for it in result.iterations if rejected_for_behavior(it)),
+        rejections=count_causes(result.iterations),
         llm_calls=result.usage.calls,
         prompt_tokens=result.usage.prompt_tokens,
         completion_tokens=result.usage.completion_tokens,
@@ -195,6 +194,9 @@ def summarize(task: str, records: list[TaskRecord]) -> dict[str, Any]:
         "behavior_rejected_pct": _percent(with_behavior, n),
         "candidates_evaluated": evaluated,
         "candidates_rejected_for_behavior": sum(r.behavior_rejections for r in records),
+        "candidates_rejected_by_cause": {
+            cause: total for cause in CAUSES if (total := sum(r.rejections.get(cause, 0) for r in records))
+        },
         "llm_calls": sum(r.llm_calls for r in records),
         "tokens": sum(r.prompt_tokens + r.completion_tokens for r in records),
         "task_wall_seconds": round(sum(r.wall_seconds for r in records), 3),

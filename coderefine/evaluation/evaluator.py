@@ -3,7 +3,8 @@
 Layout of one run's scratch folder (deleted at the end):
     original/   the project as it is, where the baseline runs; later read-only, for timing the original
     io/         the baseline's artefacts: calls.pkl (recorded calls), unstable.json
-    cand-N/     a fresh copy of the project with candidate N written over the target file
+    cand-N/     candidate N's workspace: the original's copy seen through links, with only the target module
+                written (layered.py); a full fresh copy when the tests write into the tree or resolve links
     io-N/       that evaluation's request and scratch files
 
 The requests come from requests.py, the runner's reports become records in reports.py; both speak the
@@ -16,6 +17,7 @@ import json
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from coderefine_sandbox.protocol import (
@@ -30,11 +32,13 @@ from coderefine_sandbox.protocol import (
 
 from coderefine.errors import BaselineFails, NoTestsFound, SandboxError
 from coderefine.evaluation import reports
+from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.sufficiency import judge_sufficiency
 from coderefine.evaluation.timing_lock import exclusive_lock
+from coderefine.evaluation.timing_policy import too_fast
 from coderefine.evaluation.workspace import copy_project, write_module
 from coderefine.quality.metrics import code_metrics
 from coderefine.quality.readability import readability_score
@@ -67,6 +71,11 @@ class Evaluator:
         self.learned = Learned()
         self.candidate_timeout = settings.test_timeout
         self.counter = 0
+        # Candidates' workspaces are links into the original's copy until something shows that unsound
+        # (see layered.py); then full copies, with the reason kept for the report.
+        self.layered = True
+        self.copy_reason: str | None = None
+        self._last_ws = self.run_dir
 
     def close(self) -> None:
         try:
@@ -118,9 +127,13 @@ class Evaluator:
     def baseline(self, code: str) -> BaselineFacts:
         copy_project(self.project.root, self.original_ws)
         self.io_dir.mkdir()
+        before = snapshot(self.original_ws)
         started = time.perf_counter()
         report = self._run(self.requests.baseline(self.settings.test_timeout), self.io_dir, ())
         assert isinstance(report, BaselineReport)
+        written = tree_writes(before, snapshot(self.original_ws))
+        if written:
+            self._use_copies(f"the tests write into the project tree (e.g. {written[0]})")
         tests = self._check_baseline(report)
         capture = report.capture
         self_check = report.self_check
@@ -131,18 +144,21 @@ class Evaluator:
             raise SandboxError(report.calibration_error)
         calibration = report.calibration
         generated = reports.generated_inputs(report.generated)
+        unstable = self_check.mismatches if self_check is not None else 0
+        compared = self_check.calls_compared if self_check is not None else 0
+        workload_seconds = calibration.seconds if calibration is not None else None
         self.learned = Learned(
             loops=calibration.loops if calibration is not None else None,
-            workload_seconds=calibration.seconds if calibration is not None else None,
+            workload_seconds=workload_seconds,
             calls_recorded=capture.recorded if capture is not None else 0,
             generated_calls=generated.calls if generated is not None and generated.error is None else 0,
             capabilities=self_check.capabilities if self_check is not None else (),
+            # the user's --bench is timed per function, whatever its calls' size
+            untimed=None if self.settings.bench else too_fast(workload_seconds, compared - unstable),
         )
         # Candidates may be slower than the original (readability) but not hang: a limit derived from the
         # original's test time keeps an infinite loop from costing the full --timeout.
         self.candidate_timeout = min(self.settings.test_timeout, max(30.0, 5 * tests.duration + 10))
-        unstable = self_check.mismatches if self_check is not None else 0
-        compared = self_check.calls_compared if self_check is not None else 0
         evaluation = Evaluation(
             tests=tests,
             behavior=BehaviorReport(
@@ -175,6 +191,8 @@ class Evaluator:
             pinned=(*ALWAYS_PINNED, *report.pinned),
             not_pinned=report.not_pinned,
             generated=generated,
+            untimed=self.learned.untimed,
+            timed_calls=calibration.timed_calls if calibration is not None else 0,
         )
 
     def _check_baseline(self, report: BaselineReport) -> TestReport:
@@ -207,13 +225,33 @@ class Evaluator:
     # ----------------------------------------------------------------- candidates
 
     def evaluate(self, candidate: Candidate) -> Evaluation:
-        self.counter += 1
-        workspace = self.run_dir / f"cand-{self.counter}"
-        io_dir = self.run_dir / f"io-{self.counter}"
         started = time.perf_counter()
+        layered = self.layered
+        report, setup = self._evaluate_in(candidate, layered)
+        tests = report.tests
+        if layered and tests is not None and not module_imported_from_workspace(tests.module_file, self._last_ws):
+            # The tests resolved a link and ran the original: that verdict means nothing; copies from now on.
+            self._use_copies(f"the tests import {self.project.module_name} through a resolved path")
+            report, setup = self._evaluate_in(candidate, False)
+        workload = self._workload_label()
+        evaluation = reports.candidate_evaluation(
+            report, self._metrics(candidate.code), workload, time.perf_counter() - started
+        )
+        return replace(evaluation, setup_seconds=round(setup, 4))
+
+    def _evaluate_in(self, candidate: Candidate, layered: bool) -> tuple[CandidateReport, float]:
+        """One sandbox run of `candidate` in a workspace of its own; also the seconds setting it up took."""
+        self.counter += 1
+        workspace = self._last_ws = self.run_dir / f"cand-{self.counter}"
+        io_dir = self.run_dir / f"io-{self.counter}"
         try:
-            copy_project(self.project.root, workspace)
+            began = time.perf_counter()
+            if layered:
+                shadow_project(self.original_ws, workspace, self.project.target)
+            else:
+                copy_project(self.project.root, workspace)
             write_module(workspace, self.project.target, candidate.code, self.with_bom)
+            setup = time.perf_counter() - began
             io_dir.mkdir()
             request = self.requests.candidate(workspace, io_dir, self.candidate_timeout, self.learned)
             report = self._run(request, io_dir, (self.original_ws, self.io_dir))
@@ -222,10 +260,11 @@ class Evaluator:
                 shutil.rmtree(workspace, ignore_errors=True)
                 shutil.rmtree(io_dir, ignore_errors=True)
         assert isinstance(report, CandidateReport)
-        workload = self._workload_label()
-        return reports.candidate_evaluation(
-            report, self._metrics(candidate.code), workload, time.perf_counter() - started
-        )
+        return report, setup
+
+    def _use_copies(self, reason: str) -> None:
+        self.layered = False
+        self.copy_reason = reason
 
     def _workload_label(self) -> str:
         bench = self.settings.bench

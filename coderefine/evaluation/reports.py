@@ -47,6 +47,9 @@ def behavior_report(replay: protocol.ReplayReport, generated: protocol.ReplayRep
         generated_compared=generated.calls_compared if generated is not None else 0,
         generated_mismatches=generated.mismatches if generated is not None else 0,
         held_out_mismatches=replay.held_out_mismatches,
+        mismatched_functions=tuple(
+            sorted(set(replay.mismatched_targets) | set(generated.mismatched_targets if generated else ()))
+        ),
     )
 
 
@@ -82,6 +85,10 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         shown=_triple(report.shown),
         charged=_triple(report.charged),
         import_seconds=report.import_seconds,
+        per_function={name: (e.speedup, *e.ci) for name, e in report.per_target.items()},
+        per_function_confirmation={}
+        if confirmation is None
+        else {name: (e.speedup, *e.ci) for name, e in confirmation.per_target.items()},
     )
 
 

@@ -38,6 +38,7 @@ class Learned:
     calls_recorded: int = 0
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
     capabilities: tuple[Capability, ...] = ()  # the powers the original used while replayed (audit.py)
+    untimed: str | None = None  # why candidates are not timed (see timing_policy.too_fast)
 
 
 @dataclass(frozen=True)
@@ -99,15 +100,20 @@ class Requests:
 
     def _timing(self, learned: Learned) -> TimingParameters | None:
         settings = self.settings
-        if not settings.measure_speed:
+        if not settings.measure_speed or learned.untimed is not None:
             return None
         return TimingParameters(
             pairs=settings.timing_pairs,
-            values=values_per_process(settings.timing_values, learned.workload_seconds),
+            # a sampled pass takes about the budget, whatever the full one takes
+            values=values_per_process(
+                settings.timing_values,
+                None if learned.workload_seconds is None else min(learned.workload_seconds, settings.timing_budget),
+            ),
             warmups=settings.timing_warmups,
             min_time=settings.timing_min_time,
             loops=learned.loops,
             floor=noise_floor(settings.min_speedup, learned.workload_seconds),
+            budget=settings.timing_budget,
         )
 
     def _generated_paths(self, count: int = 0) -> GeneratedPaths:

@@ -25,6 +25,7 @@ class EvaluationSettings:
     test_timeout: float = _user_default("timeout")  # the original's test run; candidates get a derived limit
     memory_mb: int = _user_default("memory_mb")
     timing_pairs: int = _user_default("timing_pairs")
+    timing_budget: float = _user_default("timing_budget")  # seconds per pass before calls are sampled
     timing_values: int = 3
     timing_warmups: int = 1
     timing_min_time: float = 0.1

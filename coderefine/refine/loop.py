@@ -21,7 +21,18 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
-from coderefine.records import INSUFFICIENT_TESTS, Baseline, Candidate, Iteration, Role, Usage, Verdict
+from coderefine.records import (
+    INSUFFICIENT_TESTS,
+    Baseline,
+    Candidate,
+    Evaluation,
+    FunctionVerdict,
+    Iteration,
+    Role,
+    Usage,
+    Verdict,
+)
+from coderefine.refine import per_function
 from coderefine.refine.candidate import build_candidate, original_candidate
 from coderefine.refine.context import ModelReply, ModelRequest, RunContext
 from coderefine.refine.evaluator import Evaluator
@@ -257,7 +268,46 @@ class RefinementLoop:
         evaluation = self.evaluator.evaluate(candidate)
         assert self.context.baseline is not None
         verdict = self.scorer.judge(evaluation, self.context.baseline, candidate.code)
-        return Iteration(index, role, candidate, evaluation, verdict, message=reply.content)
+        # A file run (several targets) judges each changed function on its own calls (per_function.py).
+        changed = per_function.changed_targets(candidate, self.context.targets)
+        functions = per_function.function_verdicts(evaluation, changed) if len(self.context.targets) > 1 else ()
+        kept = per_function.keep(functions, evaluation) if functions else None
+        if kept is not None:
+            narrowed = self._narrowed(index, role, reply, kept, functions)
+            if narrowed is not None:
+                candidate, evaluation, verdict = narrowed
+                again = {v.function: v for v in per_function.function_verdicts(evaluation, kept)}
+                functions = per_function.mark_dropped(tuple(again.get(v.function, v) for v in functions), kept)
+        if functions:
+            verdict = per_function.judged(verdict, evaluation, functions)
+            verdict = replace(verdict, reason=f"{verdict.reason}; {per_function.summary(functions)}")
+        return Iteration(index, role, candidate, evaluation, verdict, message=reply.content, functions=functions)
+
+    def _narrowed(
+        self, index: int, role: Role, reply: ModelReply, kept: tuple[str, ...], functions: tuple[FunctionVerdict, ...]
+    ) -> tuple[Candidate, Evaluation, Verdict] | None:
+        """The candidate with only the `kept` targets' changes, evaluated again as a whole (per_function.py)."""
+        allowed = self.context.allowed
+        try:
+            candidate = build_candidate(
+                reply.content,
+                self.context.original_code,
+                kept if allowed is None else tuple(k for k in kept if k in allowed),
+                whole_module=False,
+                origin=role.value,
+            )
+        except CandidateRejected:
+            return None
+        if candidate.ast_key == self.original.ast_key or candidate.ast_key in self.seen:
+            return None
+        self.seen[candidate.ast_key] = index
+        dropped = [f"{v.function} ({v.verdict})" for v in functions if v.function not in kept]
+        note = f"kept the changes to {', '.join(kept)}; dropped {', '.join(dropped)} and verified again"
+        candidate = replace(candidate, notes=(*candidate.notes, note))
+        self.observer.step_started(f"evaluating attempt {index} again with only {', '.join(kept)} changed")
+        evaluation = self.evaluator.evaluate(candidate)
+        assert self.context.baseline is not None
+        return candidate, evaluation, self.scorer.judge(evaluation, self.context.baseline, candidate.code)
 
     @staticmethod
     def _passed(iteration: Iteration) -> bool:

@@ -134,6 +134,8 @@ class _Run:
             self.loop.run()
         finally:
             evaluator.close()
+            if evaluator.copy_reason is not None:
+                self.warnings.append(f"candidates ran in full copies of the project: {evaluator.copy_reason}")
             self.provider_warnings = tuple(getattr(model_provider, "warnings", ()))
         self._write_best(source)
 
@@ -209,6 +211,7 @@ class _Run:
             test_timeout=settings["timeout"],
             memory_mb=settings["memory_mb"],
             timing_pairs=settings["timing_pairs"],
+            timing_budget=settings["timing_budget"],
             min_speedup=settings["min_speedup"],
             rel_tol=settings["rel_tol"],
             abs_tol=settings["abs_tol"],

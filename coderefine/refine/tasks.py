@@ -156,6 +156,8 @@ class SpeedupScorer:
         if timing is None:
             if not baseline.calls_recorded:
                 return Verdict(False, "speed not measurable: the tests make no recordable calls to the target", None)
+            if baseline.untimed is not None:
+                return Verdict(False, f"speed not measured: {baseline.untimed}", None)
             return Verdict(False, "speed was not measured", None)
         figure = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
         # Whenever a series cleared the floor, a gamed speedup is named as such, confirmed or not: the

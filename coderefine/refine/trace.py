@@ -38,6 +38,7 @@ REPLAYED_SETTINGS = (
     "timeout",
     "memory_mb",
     "timing_pairs",
+    "timing_budget",
     "rel_tol",
     "abs_tol",
     "unordered",

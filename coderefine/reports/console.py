@@ -11,7 +11,16 @@ from rich.table import Table
 from rich.text import Text
 
 from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, Iteration, Result, Usage
-from coderefine.reports.evidence import verification_evidence
+from coderefine.reports.evidence import per_function_evidence, verification_evidence
+
+
+def duration_text(seconds: float) -> str:
+    """A workload's time per pass, in the unit that shows it (0.0 ms says nothing about microseconds)."""
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e9:.0f} ns"
 
 
 def _tests_cell(iteration: Iteration) -> str:
@@ -72,7 +81,9 @@ class ConsoleView:
         if baseline.calls_recorded:
             line += f", {baseline.calls_recorded} calls recorded"
         if baseline.workload_seconds is not None:
-            line += f", workload {baseline.workload_seconds * 1e3:.1f} ms per pass"
+            line += f", workload {duration_text(baseline.workload_seconds)} per pass"
+        if baseline.timed_calls:
+            line += f" (timed on a stratified sample of {baseline.timed_calls} calls)"
         line += f", score {baseline.score:.1f}" if baseline.score != 1.0 else ""
         self.console.print(line)
         gate = baseline.sufficiency
@@ -195,6 +206,9 @@ def summary_line(result: Result) -> str:
             f"{result.file} left as it was"
         )
     evidence = verification_evidence(best.evaluation)
+    timing = best.evaluation.timing
+    if timing is not None and per_function_evidence(timing) and not best.functions:
+        evidence.append(per_function_evidence(timing))
     action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "

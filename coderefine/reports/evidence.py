@@ -26,3 +26,12 @@ def timing_evidence(timing: Timing) -> str:
         f"the lower bound had to clear +{timing.min_speedup:.0%}"
         + (", in each series" if timing.confirmation is not None else "")
     )
+
+
+def per_function_evidence(timing: Timing) -> str:
+    """Each target's own speedup when a run has several (the headline figure is their workload-weighted
+    total); empty for a single target."""
+    if len(timing.per_function) < 2:
+        return ""
+    figures = [f"{name} {s:.2f}x [{low:.2f}, {high:.2f}]" for name, (s, low, high) in timing.per_function.items()]
+    return "per function: " + ", ".join(figures) + " (the total is weighted by each one's share of the workload)"

@@ -7,6 +7,7 @@ hot spots, warnings) are additions a consumer may ignore.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from coderefine import __version__
@@ -63,6 +64,8 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "import_seconds": {"original": t.import_seconds[0], "candidate": t.import_seconds[1]}
         if t.import_seconds
         else None,
+        # each target's own [speedup, low, high]; the figures above are the workload-weighted total
+        "per_function": {name: list(figure) for name, figure in t.per_function.items()},
     }
 
 
@@ -123,6 +126,8 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "evaluated": iteration.evaluation is not None,
         "seconds": round(iteration.evaluation.wall_seconds, 3) if iteration.evaluation else 0.0,
         "cpu_seconds": iteration.evaluation.cpu_seconds if iteration.evaluation else 0.0,
+        "setup_seconds": iteration.evaluation.setup_seconds if iteration.evaluation else 0.0,
+        "functions": [asdict(verdict) for verdict in iteration.functions],
     }
 
 
@@ -136,6 +141,8 @@ def report_dict(result: Result) -> dict[str, Any]:
             "score": result.baseline.score,
             "calls_recorded": result.baseline.calls_recorded,
             "workload_seconds": result.baseline.workload_seconds,
+            "untimed": result.baseline.untimed,
+            "timed_calls": result.baseline.timed_calls,
             "hot_spots": [vars(s) for s in evaluation.hot_spots],
             "evidence": {
                 e.target: {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coderefine.fences import fenced
 from coderefine.records import Result
-from coderefine.reports.evidence import timing_evidence, verification_evidence
+from coderefine.reports.evidence import per_function_evidence, timing_evidence, verification_evidence
 
 SUMMARY_MARKER = "<!-- coderefine-summary -->"
 
@@ -29,6 +29,8 @@ def evidence(result: Result) -> str:
         parts.append(
             f"**{timing.speedup:.2f}x faster** [{timing.ci_low:.2f}, {timing.ci_high:.2f}] ({timing_evidence(timing)})"
         )
+        if per_function_evidence(timing):
+            parts.append(per_function_evidence(timing))
     elif best.verdict.score is not None and baseline is not None:
         parts.append(
             f"**readability {_number(baseline.score)} → {_number(best.verdict.score)}** "

@@ -39,6 +39,7 @@ class TimingParameters:
     min_time: float
     loops: int | None
     floor: float
+    budget: float  # seconds one pass may take; beyond, a stratified sample of the calls is timed
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ class ReplayReport:
     error: str | None  # the replay step itself timed out or crashed
     capabilities: tuple[Capability, ...] = ()  # the powers it used while imported and replayed
     held_out_mismatches: int = 0  # of the mismatches, on held-out calls
+    mismatched_targets: tuple[str, ...] = ()  # the targets with a call that differed (one verdict per function)
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:
@@ -247,6 +249,8 @@ class Calibration:
 
     loops: int
     seconds: float
+    timed_calls: int = 0  # calls in the timing sample (0: every call is timed)
+    calls: int = 0  # the calls the sample was drawn from
 
 
 @dataclass(frozen=True)
@@ -266,6 +270,7 @@ class Confirmation:
     original_seconds: float
     candidate_seconds: float
     pairs: int
+    per_target: dict[str, Estimate] = field(default_factory=dict)  # each target's own estimate on this series
 
 
 @dataclass(frozen=True)
@@ -288,6 +293,8 @@ class TimingReport:
     # Import charged: each side's pass plus the seconds executing its module at import, and those seconds.
     charged: Estimate | None = None
     import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
+    # each target's own estimate over every pair (one verdict per function)
+    per_target: dict[str, Estimate] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- reports: the modes

@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     first_bad = set(mismatch_indices)
     for call in [c for c in reversed(calls) if c.index not in first_bad][:REPEATS]:
         judge(call, None, True)
+    calls_by_index = {call.index: call.target for call in calls}
     profile: tuple[HotSpot, ...] = ()
     if profiler is not None and getattr(module, "__file__", None):
         profile = hot_spots(profiler, module.__file__)
@@ -207,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         error=None,
         capabilities=recorder.capabilities,
         held_out_mismatches=held_out_mismatches,
+        mismatched_targets=tuple(sorted({calls_by_index[i] for i in mismatch_indices})),
     )
     _write(args.out, report)
     return 0

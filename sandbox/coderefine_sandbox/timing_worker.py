@@ -36,6 +36,7 @@ import pyperf._worker
 
 from coderefine_sandbox.audit import clock_state, replaced_clocks
 from coderefine_sandbox.pinning import Pin
+from coderefine_sandbox.sampling import read_sample
 from coderefine_sandbox.workload import (
     add_import_paths,
     import_module,
@@ -49,6 +50,19 @@ NO_ARGUMENTS = pickle.dumps(((), {}))
 _CLOCKS = clock_state()
 # Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made.
 TALLY = {"held_out": 0.0, "shown": 0.0, "passes": 0, "import_seconds": 0.0}
+
+# Timed seconds per workload entry, and passes made, over the worker's life (see write_per_target).
+PER_CALL: list[float] = []
+PASSES = [0]
+# With a sample of the calls (sampling.py), what each timed call stands for; else empty (all 1).
+WEIGHTS: list[float] = []
+
+# Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
+# untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
+# loops pyperf calibrates on the timed figure would take minutes. Past this budget a value stops and
+# reports the mean of the passes it made (pyperf divides by the loops it asked for, hence the scaling):
+# the same estimate from fewer passes, the same rule for original and candidate.
+WALL_BUDGET = 0.5
 
 
 def _guarded() -> dict[str, object]:
@@ -113,9 +127,15 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tole
     pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
     reset = pin.reset
     pin.install()
+    per_call = PER_CALL
+    if len(per_call) != len(workload):
+        per_call[:] = [0.0] * len(workload)
+    weights = WEIGHTS if len(WEIGHTS) == len(workload) else [1.0] * len(workload)
+    done = 0
+    deadline = perf_counter() + WALL_BUDGET
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
-            for func, blob, entropy, held in workload:
+            for index, (func, blob, entropy, held) in enumerate(workload):
                 args, kwargs = loads(blob)
                 reset(entropy)
                 started = perf_counter()
@@ -128,17 +148,33 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tole
                     # look like a speedup: that ends the worker, and the timing is rejected.
                     if not tolerate_errors:
                         raise
-                elapsed = perf_counter() - started
+                elapsed = (perf_counter() - started) * weights[index]
                 total += elapsed
+                per_call[index] += elapsed
                 if held:
                     held_total += elapsed
             sink.seek(0)
             sink.truncate()
+            done += 1
+            if perf_counter() > deadline:
+                break
     pin.uninstall()
     TALLY["held_out"] += held_total
     TALLY["shown"] += total - held_total
-    TALLY["passes"] += loops
-    return total
+    TALLY["passes"] += done
+    PASSES[0] += done
+    return total * loops / done
+
+
+def write_per_target(path: str, names: list[str]) -> None:
+    """Seconds per pass of each target's calls over every pass this worker made (warmups included): what
+    each function's own speedup is computed from (one verdict per function)."""
+    passes = PASSES[0] or 1
+    per_target: dict[str, float] = {}
+    for name, seconds in zip(names, PER_CALL, strict=False):
+        per_target[name] = per_target.get(name, 0.0) + seconds / passes
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(per_target, fh)
 
 
 def _write_trust(out: str, tampered: list[str]) -> None:
@@ -156,6 +192,7 @@ def main() -> int:
     parser.add_argument("--exclude")
     parser.add_argument("--bench-file")
     parser.add_argument("--bench-function", action="append", default=[])
+    parser.add_argument("--sample", help="the calls to time and their weights (sampling.py)")
     args = runner.parse_args()
     guarded = _guarded()  # before any of the module under judgement runs
     workload = build_workload(args)
@@ -163,9 +200,27 @@ def main() -> int:
     if tampered:  # nothing this process would measure could be believed
         _write_trust(args.output, tampered)
         return 3
+    names = workload_names(args)
+    sample = None if args.bench_file else read_sample(args.sample)
+    if sample is not None:
+        workload = [workload[index] for index, _ in sample]
+        names = [names[index] for index, _ in sample]
+        WEIGHTS[:] = [weight for _, weight in sample]
     runner.bench_time_func("workload", time_workload, workload, not args.bench_file)
+    if args.output:
+        write_per_target(args.output + ".targets.json", names)
+        if sample is None:  # each call's cost in the original, to choose a sample from (baseline)
+            with open(args.output + ".calls.json", "w", encoding="utf-8") as fh:
+                json.dump([seconds / (PASSES[0] or 1) for seconds in PER_CALL], fh)
     _write_trust(args.output, tampering(guarded))
     return 0
+
+
+def workload_names(args: Any) -> list[str]:
+    """The target (or bench function) of each workload entry, in build_workload's order."""
+    if args.bench_file:
+        return list(args.bench_function)
+    return [call.target for call in load_calls(args.calls, args.exclude)]
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ USER_SETTINGS = {
     "test_timeout": "timeout",
     "memory_mb": "memory_mb",
     "timing_pairs": "timing_pairs",
+    "timing_budget": "timing_budget",
     "min_speedup": "min_speedup",
     "rel_tol": "rel_tol",
     "abs_tol": "abs_tol",
