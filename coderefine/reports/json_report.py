@@ -11,6 +11,7 @@ from typing import Any
 
 from coderefine import __version__
 from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
+from coderefine.reports.selection import selection_dict
 
 SCHEMA_VERSION = 1
 
@@ -138,6 +139,7 @@ def report_dict(result: Result) -> dict[str, Any]:
             "pinned": list(result.baseline.pinned),
             "not_pinned": list(result.baseline.not_pinned),
             "generated": _generated(result.baseline.generated),
+            "selection": selection_dict(result.baseline.tests_selected),
         }
     best = None
     if result.best is not None and result.best.candidate is not None:

@@ -54,6 +54,7 @@ class Recorder:
         self.bytes = 0
         self.truncated = False
         self.current_test = ""
+        self.reached: set[str] = set()  # tests that made an outermost call to a target
         self.module_file: str | None = None
         self.patched: list[str] = []
         self.coverage = LineCoverage()
@@ -115,6 +116,8 @@ class Recorder:
 
     def _record(self, target: str, func: Any, args: tuple, kwargs: dict) -> Any:
         self.counts[target] += 1
+        if self.current_test:
+            self.reached.add(self.current_test)
         blob = None
         if not self.truncated and self.counts[target] <= self.max_calls:
             try:
@@ -195,6 +198,7 @@ class Recorder:
             "unreplayable": self.unreplayable,
             "truncated": self.truncated,
             "patched": self.patched,
+            "reached": sorted(self.reached),
             "coverage": self.coverage.report(),
             "coverage_method": self.coverage.method,
             "pinned": pinned_names(),

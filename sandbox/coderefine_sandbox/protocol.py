@@ -77,6 +77,20 @@ class GeneratedPaths:
 
 
 @dataclass(frozen=True)
+class TestSelection:
+    """Which of the tests pytest finds a test run keeps (pytest_plugin.py).
+
+    `names`: keep only the test files whose text names one of these words (the target module, the targets
+    and their callers): the heuristic that bounds the first, traced run. `node_ids`: keep only these tests
+    (found by that run to call a target). Empty: no filter of that kind."""
+
+    __test__ = False  # not a pytest test class
+
+    names: tuple[str, ...]
+    node_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RunnerRequest:
     """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
 
@@ -101,6 +115,7 @@ class RunnerRequest:
     replay: bool  # candidate: whether there are recorded calls to replay
     generate: GeneratedPaths | None  # baseline: generate inputs from type hints
     generated: GeneratedPaths | None  # candidate: replay the generated inputs too
+    selection: TestSelection | None  # None: every test the pytest arguments name
 
 
 # ----------------------------------------------------------------------------- reports: the steps
@@ -112,6 +127,15 @@ class TestFailure:
 
     nodeid: str
     message: str
+
+
+@dataclass(frozen=True)
+class SelectionCounts:
+    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected."""
+
+    files_seen: int
+    files_kept: int
+    deselected: int
 
 
 @dataclass(frozen=True)
@@ -131,6 +155,7 @@ class TestRun:
     failures: tuple[TestFailure, ...]
     session_error: str | None  # pytest ended without a result (could not start, or was killed)
     module_file: str | None  # where the tests imported the module from
+    selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
 
     @property
     def stops_the_run(self) -> bool:
@@ -194,6 +219,7 @@ class CaptureSummary:
     truncated: bool
     patched: tuple[str, ...]
     module_file: str | None
+    reached: tuple[str, ...]  # node ids of the tests that called a target (the selection for candidates)
 
 
 @dataclass(frozen=True)
