@@ -125,7 +125,7 @@ class Recorder:
             except Exception:
                 self.unreplayable[target] += 1
         if blob is None:
-            return func(*args, **kwargs)
+            return self.coverage.traced_call(func, args, kwargs)
 
         tee = _Tee(sys.stdout)
         saved = sys.stdout
@@ -133,7 +133,7 @@ class Recorder:
         # The random states and clock readings the call saw become inputs of it, like its arguments.
         with observed_call() as entropy:
             try:
-                result = func(*args, **kwargs)
+                result = self.coverage.traced_call(func, args, kwargs)
             except Exception as exc:
                 sys.stdout = saved
                 self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc, entropy=entropy)

@@ -3,7 +3,9 @@
 - By name: a test file is collected only if its text names one of the given words (the target module,
   the targets, the module's functions that call them). That bounds the first, traced run on a large
   suite: test files that never mention the code cannot import it by name, so they are never imported.
-  conftest.py files and files that are not test files by `python_files` are always left to pytest.
+  Test files are the `python_files` ones and every non-Python file (a conftest may collect data files as
+  tests, e.g. input/expected-output pairs; pytest never hands them to a test otherwise). conftest.py,
+  other Python files and files over 1 MB are always left to pytest.
 - By node id: only the listed tests run (the tests the traced run saw calling a target).
 
 Standard library only: this runs inside the sandbox, in the user's test process.
@@ -14,6 +16,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+
+_MAX_BYTES = 1 << 20  # larger files are never read to decide: they are left to pytest
 
 
 class Selector:
@@ -31,9 +35,14 @@ class Selector:
         if self.pattern is None or not os.path.isfile(path):
             return False
         name = os.path.basename(path)
-        if name == "conftest.py" or not any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files):
+        if name.endswith(".py") and (
+            name == "conftest.py" or not any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files)
+        ):
             return False
-        self.files_seen += 1
+        if name.endswith((".pyc", ".pyo", ".so", ".pyd")) or os.path.getsize(path) > _MAX_BYTES:
+            return False
+        counted = name.endswith(".py")  # the counts are of Python test files: data files may be anything
+        self.files_seen += counted
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
@@ -41,7 +50,7 @@ class Selector:
             return False  # let pytest report what it cannot read
         if self.pattern.search(text) is None:
             return True
-        self.files_kept += 1
+        self.files_kept += counted
         return False
 
     def keep(self, node_ids: list[str]) -> tuple[set[str], int]:
