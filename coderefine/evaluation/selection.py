@@ -73,14 +73,14 @@ def plan_selection(
             return Selection(
                 "cached",
                 (),
-                TestSelection(names=(), node_ids=node_ids),
+                TestSelection(names=(), node_ids=node_ids, data_names=()),
                 "they called the targets when this project state was traced (cached selection)",
                 cache_file,
                 {key: int(cached[key]) for key in ("tests", "files_seen", "files_kept")},
             )
-    return Selection(
-        "traced", (), TestSelection(names=names, node_ids=()), "test files naming " + _names_text(names), cache_file
-    )
+    data_names = tuple(name for name in names if name not in _module_and_classes(project.module_name, targets))
+    request = TestSelection(names=names, node_ids=(), data_names=data_names)
+    return Selection("traced", (), request, "test files naming " + _names_text(names), cache_file)
 
 
 def after_baseline(
@@ -102,7 +102,7 @@ def after_baseline(
     if not reached:
         reason = f"no test called the targets; candidates run the original's {tests_run} tests ({selection.reason})"
         return selection, TestsSelected("traced", reason, tests_run, tests_run, *files)
-    narrowed = replace(selection, request=TestSelection(names=(), node_ids=reached))
+    narrowed = replace(selection, request=TestSelection(names=(), node_ids=reached, data_names=()))
     where = f"{files[1]} of {files[0]} test files" if files[0] is not None else "the test files"
     reason = f"they call the targets (traced in the original's run of {where}, those naming {_names_of(selection)})"
     if selection.cache_file is not None:
@@ -131,6 +131,10 @@ def selection_names(module_name: str, targets: tuple[str, ...], source: str) -> 
         names.update(part for part in target.split(".") if part)
     names |= _callers(source, {target.rpartition(".")[2] for target in targets})
     return tuple(sorted(names))
+
+
+def _module_and_classes(module_name: str, targets: tuple[str, ...]) -> set[str]:
+    return {module_name.rpartition(".")[2]} | {part for target in targets for part in target.split(".")[:-1]}
 
 
 def _callers(source: str, wanted: set[str]) -> set[str]:

@@ -140,6 +140,8 @@ def report_dict(result: Result) -> dict[str, Any]:
             "not_pinned": list(result.baseline.not_pinned),
             "generated": _generated(result.baseline.generated),
             "selection": selection_dict(result.baseline.tests_selected),
+            "seconds": round(evaluation.wall_seconds, 3),
+            "test_seconds": round(evaluation.tests.duration, 3) if evaluation.tests is not None else None,
         }
     best = None
     if result.best is not None and result.best.candidate is not None:

@@ -81,13 +81,15 @@ class TestSelection:
     """Which of the tests pytest finds a test run keeps (pytest_plugin.py).
 
     `names`: keep only the test files whose text names one of these words (the target module, the targets
-    and their callers): the heuristic that bounds the first, traced run. `node_ids`: keep only these tests
+    and their callers; for data files a conftest collects, only the functions): the heuristic that bounds the
+    first, traced run. `node_ids`: keep only these tests
     (found by that run to call a target). Empty: no filter of that kind."""
 
     __test__ = False  # not a pytest test class
 
     names: tuple[str, ...]
     node_ids: tuple[str, ...]
+    data_names: tuple[str, ...]  # the words a data file (not Python) must name: the functions, not the module
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,9 @@ def pytest_configure(config: pytest.Config) -> None:
     selection = os.environ.get("CODEREFINE_SELECT")
     if selection:
         options = json.loads(selection)
-        _state.selector = Selector(options["names"], options["node_ids"], config.getini("python_files"))
+        _state.selector = Selector(
+            options["names"], options["node_ids"], config.getini("python_files"), options["data_names"]
+        )
     spec = os.environ.get("CODEREFINE_CAPTURE")
     if spec:
         options = json.loads(spec)

@@ -33,7 +33,11 @@ def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
     tests = list(request.tests)
     if request.selection is not None:
         env["CODEREFINE_SELECT"] = json.dumps(
-            {"names": list(request.selection.names), "node_ids": list(request.selection.node_ids)}
+            {
+                "names": list(request.selection.names),
+                "node_ids": list(request.selection.node_ids),
+                "data_names": list(request.selection.data_names),
+            }
         )
         if request.selection.node_ids and not tests:
             # Only the files of the selected tests are collected: the rest of the suite is never imported.

@@ -66,6 +66,7 @@ def test_a_traced_run_narrows_the_candidates_and_is_cached_per_project_state(tmp
     first = plan_selection(proj, ("_digits",), SOURCE, "auto", cache)
     assert first.mode == "traced" and first.request is not None and "shout" in first.request.names
     assert first.request.node_ids == () and "naming" in what_ran(first)
+    assert first.request.data_names == ("_digits", "fmt", "shout")  # not the module's name "numbers"
     reached = ("tests/test_numbers.py::test_shout",)
     narrowed, facts = after_baseline(first, reached, 12, SelectionCounts(files_seen=9, files_kept=2, deselected=0))
     assert narrowed.request is not None and narrowed.request.node_ids == reached

@@ -51,7 +51,7 @@ def request(**changes: object) -> RunnerRequest:
         "replay": True,
         "generate": None,
         "generated": GeneratedPaths(count=0, calls_path="g.pkl", report_path="g.json", unstable_path="gu.json"),
-        "selection": TestSelection(names=("mod", "f"), node_ids=("tests/test_mod.py::test_f",)),
+        "selection": TestSelection(names=("mod", "f"), node_ids=("tests/test_mod.py::test_f",), data_names=("f",)),
     }
     fields.update(changes)
     return RunnerRequest(**fields)  # type: ignore[arg-type]

@@ -13,13 +13,15 @@ def test_only_test_files_naming_a_word_are_collected(tmp_path):
     (tmp_path / "check_c.py").write_text("import fmt_extra\n")
     (tmp_path / "case1.txt").write_text("fmt(3)\n")  # a data file a conftest may collect as a test
     (tmp_path / "case2.txt").write_text("other(3)\n")
-    selector = Selector(["fmt", "numbers"], [], ["test_*.py", "check_*.py"])
+    (tmp_path / "case3.txt").write_text("numbers\n")  # the module's name, by chance: not a reason in data
+    selector = Selector(["fmt", "numbers"], [], ["test_*.py", "check_*.py"], ["fmt"])
     assert not selector.ignores(str(tmp_path / "test_a.py"))
     assert selector.ignores(str(tmp_path / "test_b.py"))  # "informative" is not the word "fmt"
     assert selector.ignores(str(tmp_path / "check_c.py"))  # neither is "fmt_extra"
     assert not selector.ignores(str(tmp_path / "conftest.py")) and not selector.ignores(str(tmp_path / "helper.py"))
     assert not selector.ignores(str(tmp_path))  # folders are pytest's business
     assert not selector.ignores(str(tmp_path / "case1.txt")) and selector.ignores(str(tmp_path / "case2.txt"))
+    assert selector.ignores(str(tmp_path / "case3.txt"))
     assert selector.counts() == {"files_seen": 3, "files_kept": 1, "deselected": 0}  # Python test files
 
 
