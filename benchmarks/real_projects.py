@@ -381,8 +381,8 @@ def print_row(row: dict) -> None:
             f"  {kind:11} exit {run['exit_code']:>2}  {run['wall_seconds']:6.1f}s  selection {run['selection']}: "
             f"{run['tests_selected']}/{run['tests_baseline']} tests, files {run['test_files'][0]}/"
             f"{run['test_files'][1]}  baseline tests {run['baseline_test_seconds']}s (baseline "
-            f"{run['baseline_seconds']}s, {run['calls_recorded']} calls)  per candidate {run['candidate_seconds']} (CPU "
-            f"{run['candidate_cpu_seconds']})"
+            f"{run['baseline_seconds']}s, {run['calls_recorded']} calls)  per candidate "
+            f"{run['candidate_seconds']} (CPU {run['candidate_cpu_seconds']})"
         )
         for verdict in run["verdicts"]:
             print(f"      {verdict[:160]}")
