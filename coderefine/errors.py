@@ -34,6 +34,8 @@ class ExitCode(IntEnum):
     BAD_SUITE = 19  # `coderefine bench`: SUITE_DIR is not a suite (no task folders, a task missing files)
     BENCH_STATE = 20  # `coderefine bench`: the state file of a resumable run is unreadable or from other arguments
     INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
+    BASELINE_TIMEOUT = 22  # the original's tests did not finish within --timeout (not a failure of theirs)
+    TESTS_NOT_IMPORTABLE = 23  # pytest could not import the test files: the project or a dependency is not installed
     INTERRUPTED = 130
 
 
@@ -83,6 +85,16 @@ class BadScript(CoderefineError):
 
 class BaselineFails(CoderefineError):
     exit_code = ExitCode.BASELINE_FAILS
+
+
+class BaselineTimeout(CoderefineError):
+    exit_code = ExitCode.BASELINE_TIMEOUT
+
+
+class TestsNotImportable(CoderefineError):
+    __test__ = False  # not a pytest test class
+
+    exit_code = ExitCode.TESTS_NOT_IMPORTABLE
 
 
 class SandboxError(CoderefineError):

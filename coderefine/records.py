@@ -54,6 +54,21 @@ class TestReport:
 
 
 @dataclass(frozen=True)
+class TestsSelected:
+    """Which tests judged the run, and why (coderefine.evaluation.selection)."""
+
+    __test__ = False  # not a pytest test class
+
+    mode: str  # given (--tests), all (test_selection = all), traced (found by this run), cached (by an earlier one)
+    reason: str
+    baseline_tests: int  # tests the original ran
+    candidate_tests: int  # tests each candidate runs
+    files_seen: int | None = None  # test files pytest found (None: no name filter applied)
+    files_kept: int | None = None  # of them, the ones the name filter kept
+    node_ids: tuple[str, ...] = ()  # the tests each candidate runs, when a selection named them
+
+
+@dataclass(frozen=True)
 class Mismatch:
     function: str
     kind: str  # "return", "exception", "mutation", "stdout" or "error"
@@ -315,6 +330,7 @@ class BaselineFacts:
     generated: GeneratedInputs | None = None
     untimed: str | None = None  # why candidates are not timed although speed is the task (too fast a workload)
     timed_calls: int = 0  # calls in the stratified timing sample when a full pass exceeds the budget (0: all)
+    tests_selected: TestsSelected | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -210,6 +210,15 @@ SPECS: tuple[SettingSpec, ...] = (
         metavar="KINDS",
     ),
     SettingSpec(
+        "test_selection",
+        str,
+        "auto",
+        "tests that judge a run without --tests: auto (those that call the targets, found once per project "
+        "state and cached) or all (the whole suite)",
+        choices=("auto", "all"),
+        panel=_VERDICT,
+    ),
+    SettingSpec(
         "gen_inputs",
         bool,
         False,

@@ -30,11 +30,13 @@ from coderefine_sandbox.protocol import (
     to_json,
 )
 
-from coderefine.errors import BaselineFails, NoTestsFound, SandboxError
+from coderefine.errors import NoTestsFound, SandboxError
 from coderefine.evaluation import reports
+from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
+from coderefine.evaluation.selection import Selection, after_baseline, fixed_selection, what_ran
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.sufficiency import judge_sufficiency
 from coderefine.evaluation.timing_lock import exclusive_lock
@@ -58,8 +60,10 @@ class Evaluator:
         sandbox: Sandbox,
         settings: EvaluationSettings,
         with_bom: bool = False,
+        selection: Selection | None = None,
     ) -> None:
         self.project = project
+        self.selection = selection or fixed_selection(project)
         self.targets = targets
         self.sandbox = sandbox
         self.settings = settings
@@ -67,7 +71,14 @@ class Evaluator:
         self.run_dir = Path(tempfile.mkdtemp(prefix="coderefine-"))
         self.original_ws = self.run_dir / "original"
         self.io_dir = self.run_dir / "io"
-        self.requests = Requests(settings, project, targets, self.original_ws, self.io_dir)
+        self.requests = Requests(
+            settings,
+            replace(project, tests=self.selection.args),
+            targets,
+            self.original_ws,
+            self.io_dir,
+            self.selection.request,
+        )
         self.learned = Learned()
         self.candidate_timeout = settings.test_timeout
         self.counter = 0
@@ -172,6 +183,10 @@ class Evaluator:
             wall_seconds=time.perf_counter() - started,
             cpu_seconds=report.cpu_seconds,
         )
+        self.selection, selected = after_baseline(
+            self.selection, capture.reached if capture is not None else (), tests.collected, report.tests.selected
+        )
+        self.requests = replace(self.requests, selection=self.selection.request)  # candidates run these
         evidence = reports.evidence(report.evidence)
         sufficiency = judge_sufficiency(
             evidence,
@@ -193,6 +208,7 @@ class Evaluator:
             generated=generated,
             untimed=self.learned.untimed,
             timed_calls=calibration.timed_calls if calibration is not None else 0,
+            tests_selected=selected,
         )
 
     def _check_baseline(self, report: BaselineReport) -> TestReport:
@@ -206,13 +222,16 @@ class Evaluator:
         tests = reports.tests_report(report.tests)
         if tests.collected == 0 and not tests.failed:
             where = " ".join(self.project.tests) or str(self.project.root)
+            if self.selection.mode == "traced":
+                where += f" in the {self.selection.reason}"
             raise NoTestsFound(f"pytest collected no tests from {where}; pass --tests PATH")
         if not tests.all_passed:
-            first = tests.failures[0] if tests.failures else None
-            detail = f"{first.nodeid}: {first.message.splitlines()[0] if first.message else ''}" if first else ""
-            raise BaselineFails(
-                f"the original fails its own tests ({tests.failed} failing"
-                f"{', e.g. ' + detail if detail else ''}); fix them first"
+            raise baseline_failure(
+                tests,
+                timeout=self.settings.test_timeout,
+                python=self.settings.python,
+                module_name=self.project.module_name,
+                what_ran=what_ran(self.selection),
             )
         module_file = (report.capture.module_file if report.capture is not None else None) or report.tests.module_file
         if module_file and self.original_ws.resolve() not in Path(module_file).resolve().parents:

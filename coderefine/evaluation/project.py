@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,7 @@ def resolve_project(file: Path, tests: Path | None = None, root: Path | None = N
             raise NoTestsFound(f"no tests found under {root} (looked for test_*.py and *_test.py); pass --tests PATH")
         test_args = ()
     module_name, import_root = import_location(file, root)
+    module_name, import_root = namespace_location(root, module_name, import_root, tests or root)
     return Project(
         root=root,
         target=file.relative_to(root),
@@ -67,6 +70,39 @@ def resolve_project(file: Path, tests: Path | None = None, root: Path | None = N
 
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist"}
+
+
+def namespace_location(root: Path, module_name: str, import_root: Path, tests: Path) -> tuple[str, Path]:
+    """The module's name and import root as the tests import it, when folders above its top package have
+    no __init__.py: a namespace package (PEP 420, `ns/pkg/mod.py` imported as `ns.pkg.mod`) looks like an
+    import root from the files alone. The longest dotted name some test file imports wins; else unchanged.
+    """
+    parts = import_root.parts
+    if not parts:
+        return module_name, import_root
+    texts = [path.read_text(encoding="utf-8", errors="replace") for path in _test_files(tests)]
+    for depth in range(len(parts)):  # the outermost folder first: the longest name
+        prefix = ".".join(parts[depth:])
+        if not all(part.isidentifier() for part in parts[depth:]):
+            continue
+        name = f"{prefix}.{module_name}"
+        package = name.rpartition(".")[0]
+        pattern = re.compile(rf"\b(?:import|from)\s+{re.escape(package)}\b")
+        if any(pattern.search(text) for text in texts):
+            return name, Path(*parts[:depth])
+    return module_name, import_root
+
+
+def _test_files(start: Path) -> list[Path]:
+    if start.is_file():
+        return [start]
+    found = []
+    for folder, dirs, files in os.walk(start):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        found += [
+            Path(folder, f) for f in files if f.endswith(".py") and (f.startswith("test_") or f.endswith("_test.py"))
+        ]
+    return found
 
 
 def _has_test_files(root: Path) -> bool:

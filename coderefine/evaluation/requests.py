@@ -14,6 +14,7 @@ from coderefine_sandbox.protocol import (
     GeneratedPaths,
     Mode,
     RunnerRequest,
+    TestSelection,
     TimingParameters,
 )
 
@@ -50,6 +51,7 @@ class Requests:
     targets: tuple[str, ...]
     original_workspace: Path
     baseline_io: Path  # the baseline's artefacts: recorded calls, unstable indices, generated inputs
+    selection: TestSelection | None = None  # which of the tests pytest finds run (evaluation/selection.py)
 
     def baseline(self, test_timeout: float) -> RunnerRequest:
         generate = self._generated_paths(self.settings.gen_inputs) if self.settings.gen_inputs else None
@@ -96,6 +98,7 @@ class Requests:
             generated=self._generated_paths() if mode == "candidate" and learned.generated_calls else None,
             original_capabilities=learned.capabilities,
             allow=tuple(settings.allow),
+            selection=self.selection,
         )
 
     def _timing(self, learned: Learned) -> TimingParameters | None:

@@ -13,6 +13,7 @@ import traceback
 from coderefine.errors import CoderefineError, ExitCode, UsageError
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
 from coderefine.evaluation.project import Project, resolve_project
+from coderefine.evaluation.selection import default_selection_cache, plan_selection
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
 from coderefine.providers.base import Provider
 from coderefine.providers.registry import choose_provider, make_provider
@@ -128,7 +129,10 @@ class _Run:
             self._note_choices(observer, choice_reason, bench)
         provider = self._prepare_provider(model_provider, project, source)  # wrapped for --trace
         evaluation_settings = self._evaluation_settings(task, source, targets, bench)
-        evaluator = Evaluator(project, targets, sandbox, evaluation_settings, with_bom=source.has_bom)
+        settings = options.settings
+        cache = default_selection_cache() if settings["cache"] else None
+        selection = plan_selection(project, targets, source.text, settings["test_selection"], cache)
+        evaluator = Evaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
         try:
             self.loop.run()

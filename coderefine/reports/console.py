@@ -12,6 +12,7 @@ from rich.text import Text
 
 from coderefine.records import INSUFFICIENT_TESTS, Baseline, GeneratedInputs, Iteration, Result, Usage
 from coderefine.reports.evidence import per_function_evidence, verification_evidence
+from coderefine.reports.selection import selection_text
 
 
 def duration_text(seconds: float) -> str:
@@ -86,6 +87,8 @@ class ConsoleView:
             line += f" (timed on a stratified sample of {baseline.timed_calls} calls)"
         line += f", score {baseline.score:.1f}" if baseline.score != 1.0 else ""
         self.console.print(line)
+        if baseline.tests_selected is not None:
+            self.console.print(Text(f"tests: {selection_text(baseline.tests_selected)}"))
         gate = baseline.sufficiency
         if gate is not None:
             self.console.print(Text(f"evidence: {evidence_text(baseline)}"))

@@ -12,6 +12,7 @@ from typing import Any
 
 from coderefine import __version__
 from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
+from coderefine.reports.selection import selection_dict
 
 SCHEMA_VERSION = 1
 
@@ -159,6 +160,9 @@ def report_dict(result: Result) -> dict[str, Any]:
             "pinned": list(result.baseline.pinned),
             "not_pinned": list(result.baseline.not_pinned),
             "generated": _generated(result.baseline.generated),
+            "selection": selection_dict(result.baseline.tests_selected),
+            "seconds": round(evaluation.wall_seconds, 3),
+            "test_seconds": round(evaluation.tests.duration, 3) if evaluation.tests is not None else None,
         }
     best = None
     if result.best is not None and result.best.candidate is not None:

@@ -54,6 +54,7 @@ class Recorder:
         self.bytes = 0
         self.truncated = False
         self.current_test = ""
+        self.reached: set[str] = set()  # tests that made an outermost call to a target
         self.module_file: str | None = None
         self.patched: list[str] = []
         self.coverage = LineCoverage()
@@ -115,6 +116,8 @@ class Recorder:
 
     def _record(self, target: str, func: Any, args: tuple, kwargs: dict) -> Any:
         self.counts[target] += 1
+        if self.current_test:
+            self.reached.add(self.current_test)
         blob = None
         if not self.truncated and self.counts[target] <= self.max_calls:
             try:
@@ -122,7 +125,7 @@ class Recorder:
             except Exception:
                 self.unreplayable[target] += 1
         if blob is None:
-            return func(*args, **kwargs)
+            return self.coverage.traced_call(func, args, kwargs)
 
         tee = _Tee(sys.stdout)
         saved = sys.stdout
@@ -130,7 +133,7 @@ class Recorder:
         # The random states and clock readings the call saw become inputs of it, like its arguments.
         with observed_call() as entropy:
             try:
-                result = func(*args, **kwargs)
+                result = self.coverage.traced_call(func, args, kwargs)
             except Exception as exc:
                 sys.stdout = saved
                 self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc, entropy=entropy)
@@ -195,6 +198,7 @@ class Recorder:
             "unreplayable": self.unreplayable,
             "truncated": self.truncated,
             "patched": self.patched,
+            "reached": sorted(self.reached),
             "coverage": self.coverage.report(),
             "coverage_method": self.coverage.method,
             "pinned": pinned_names(),

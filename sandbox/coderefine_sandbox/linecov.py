@@ -4,8 +4,11 @@ a user's image without `coverage`:
 
 - Python 3.12+: `sys.monitoring` LINE events, switched on for the targets' code objects only, each
   location disabled after its first hit, so the cost is one callback per distinct line;
-- older: `sys.settrace` with a global function that hands a line tracer only to frames running a target's
-  code (every other frame costs one dictionary lookup on its call event).
+- older: `sys.settrace`, switched on only while a recorded call to a target runs (`traced_call`; the
+  recorder wraps every target) and only while some line of the targets has not run yet. Inside, a frame
+  running other code costs one dictionary lookup on its call event; the test suite outside the targets'
+  calls runs untraced. Code of a target that runs outside any call to it (a generator it returned, consumed
+  later) is not seen there.
 
 A target's lines are the line starts of its code object and of the code nested in it (comprehensions,
 lambdas, inner functions), without the `def` lines themselves: what `coverage` would call statements.
@@ -15,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-import threading
 import types
 from typing import Any
 
@@ -73,9 +75,7 @@ class LineCoverage:
         if monitoring is not None and self._start_monitoring(monitoring):
             self.method = "sys.monitoring"
             return
-        sys.settrace(self._on_call)
-        threading.settrace(self._on_call)
-        self.method = "sys.settrace"
+        self.method = "sys.settrace"  # switched on per call, by traced_call
 
     def _start_monitoring(self, monitoring: Any) -> bool:
         tool = next((tool for tool in _FREE_TOOL_IDS if monitoring.get_tool(tool) is None), None)
@@ -109,10 +109,17 @@ class LineCoverage:
             for code in self.owner:
                 monitoring.set_local_events(self.tool, code, 0)
             monitoring.free_tool_id(self.tool)
-        elif self.method == "sys.settrace":
-            sys.settrace(None)
-            threading.settrace(None)  # type: ignore[arg-type]
         self.method = "none"
+
+    def traced_call(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """Call a target; under sys.settrace, with the line tracer on for this call if a line is still unrun."""
+        if self.method != "sys.settrace" or not self.remaining or sys.gettrace() is not None:
+            return func(*args, **kwargs)  # nothing left to see, or another tracer (a debugger) owns the hook
+        sys.settrace(self._on_call)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            sys.settrace(None)
 
     def _on_call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         code = frame.f_code

@@ -43,6 +43,7 @@ def baseline(request: RunnerRequest) -> BaselineReport:
         truncated=payload["truncated"],
         patched=tuple(payload["patched"]),
         module_file=payload["module_file"],
+        reached=tuple(payload.get("reached", ())),
     )
     report.pinned = tuple(payload.get("pinned", []))
     report.not_pinned = tuple(payload.get("not_pinned", []))

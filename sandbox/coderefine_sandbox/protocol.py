@@ -91,6 +91,22 @@ class Capability:
 
 
 @dataclass(frozen=True)
+class TestSelection:
+    """Which of the tests pytest finds a test run keeps (pytest_plugin.py).
+
+    `names`: keep only the test files whose text names one of these words (the target module, the targets
+    and their callers; for data files a conftest collects, only the functions): the heuristic that bounds the
+    first, traced run. `node_ids`: keep only these tests
+    (found by that run to call a target). Empty: no filter of that kind."""
+
+    __test__ = False  # not a pytest test class
+
+    names: tuple[str, ...]
+    node_ids: tuple[str, ...]
+    data_names: tuple[str, ...]  # the words a data file (not Python) must name: the functions, not the module
+
+
+@dataclass(frozen=True)
 class RunnerRequest:
     """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
 
@@ -117,6 +133,7 @@ class RunnerRequest:
     generated: GeneratedPaths | None  # candidate: replay the generated inputs too
     original_capabilities: tuple[Capability, ...]  # candidate: what the original used (the baseline's replay)
     allow: tuple[str, ...]  # capability kinds a candidate may gain (`--allow`)
+    selection: TestSelection | None  # None: every test the pytest arguments name
 
 
 # ----------------------------------------------------------------------------- reports: the steps
@@ -128,6 +145,15 @@ class TestFailure:
 
     nodeid: str
     message: str
+
+
+@dataclass(frozen=True)
+class SelectionCounts:
+    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected."""
+
+    files_seen: int
+    files_kept: int
+    deselected: int
 
 
 @dataclass(frozen=True)
@@ -147,6 +173,7 @@ class TestRun:
     failures: tuple[TestFailure, ...]
     session_error: str | None  # pytest ended without a result (could not start, or was killed)
     module_file: str | None  # where the tests imported the module from
+    selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
 
     @property
     def stops_the_run(self) -> bool:
@@ -214,6 +241,7 @@ class CaptureSummary:
     truncated: bool
     patched: tuple[str, ...]
     module_file: str | None
+    reached: tuple[str, ...]  # node ids of the tests that called a target (the selection for candidates)
 
 
 @dataclass(frozen=True)

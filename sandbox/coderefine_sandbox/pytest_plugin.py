@@ -4,7 +4,7 @@ It writes the outcome of every test as JSON (CODEREFINE_RESULTS), the test curre
 (CODEREFINE_PROGRESS, so a timeout can name the test that hung), which file the target module was
 imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE is set,
 the calls to the target functions and their line coverage (capture.py). `random` is reseeded before
-every test.
+every test. With CODEREFINE_SELECT it keeps only some tests (selection.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pytest
 
 from coderefine_sandbox.capture import Recorder
 from coderefine_sandbox.pinning import SEED
+from coderefine_sandbox.selection import Selector
 
 _MESSAGE_LIMIT = 1200
 
@@ -28,6 +29,7 @@ class _State:
         self.outcomes: dict[str, str] = {}
         self.messages: dict[str, str] = {}
         self.recorder: Recorder | None = None
+        self.selector: Selector | None = None
 
 
 _state = _State()
@@ -48,11 +50,31 @@ def _short_message(report: Any) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    selection = os.environ.get("CODEREFINE_SELECT")
+    if selection:
+        options = json.loads(selection)
+        _state.selector = Selector(
+            options["names"], options["node_ids"], config.getini("python_files"), options["data_names"]
+        )
     spec = os.environ.get("CODEREFINE_CAPTURE")
     if spec:
         options = json.loads(spec)
         _state.recorder = Recorder(options["module"], options["targets"], options["max_calls"], options["max_bytes"])
         _state.recorder.install()
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    if _state.selector is not None and _state.selector.ignores(str(collection_path)):
+        return True
+    return None  # no opinion: pytest's own rules decide
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _state.selector is not None:
+        kept, dropped = _state.selector.keep([item.nodeid for item in items])
+        if dropped:
+            config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept])
+            items[:] = [item for item in items if item.nodeid in kept]
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
@@ -102,6 +124,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "outcomes": _state.outcomes,
         "messages": _state.messages,
         "module_file": getattr(module, "__file__", None),
+        "selected": _state.selector.counts() if _state.selector is not None else None,
     }
     if path:
         with open(path, "w", encoding="utf-8") as fh:

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 import time
 
 from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_stale, run_step
-from coderefine_sandbox.protocol import RunnerRequest, TestFailure, TestRun
+from coderefine_sandbox.protocol import RunnerRequest, SelectionCounts, TestFailure, TestRun
 
 
 def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
@@ -29,6 +30,19 @@ def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
             }
         )
         env["CODEREFINE_CALLS_OUT"] = os.path.join(request.io_dir, "calls.pkl")
+    tests = list(request.tests)
+    if request.selection is not None:
+        env["CODEREFINE_SELECT"] = json.dumps(
+            {
+                "names": list(request.selection.names),
+                "node_ids": list(request.selection.node_ids),
+                "data_names": list(request.selection.data_names),
+            }
+        )
+        if request.selection.node_ids and not tests:
+            # Only the files of the selected tests are collected: the rest of the suite is never imported.
+            tests = list(dict.fromkeys(node.split("::")[0] for node in request.selection.node_ids))
+    no_cov = ["--no-cov"] if _has_pytest_cov() else []
     argv = [
         sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
         "-m",
@@ -38,9 +52,10 @@ def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
         "no:cacheprovider",
         "-p",
         "coderefine_sandbox.pytest_plugin",
+        *no_cov,
         "--rootdir",
         workspace,
-        *request.tests,
+        *tests,
     ]
     started = time.perf_counter()
     try:
@@ -83,7 +98,14 @@ def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
         ),
         session_error=None,
         module_file=results.get("module_file"),
+        selected=SelectionCounts(**results["selected"]) if results.get("selected") else None,
     )
+
+
+def _has_pytest_cov() -> bool:
+    """pytest-cov is installed: a project's `--cov` in addopts would trace every line of every test run (and
+    take sys.monitoring's coverage slot); `--no-cov` turns it off, and is only known when the plugin is."""
+    return importlib.util.find_spec("pytest_cov") is not None
 
 
 def _unfinished(
@@ -108,4 +130,5 @@ def _unfinished(
         failures=(failure,),
         session_error=session_error,
         module_file=None,
+        selected=None,
     )

@@ -19,9 +19,11 @@ from coderefine_sandbox.protocol import (
     MismatchExample,
     ReplayReport,
     RunnerRequest,
+    SelectionCounts,
     TargetEvidence,
     TestFailure,
     TestRun,
+    TestSelection,
     TimingParameters,
     TimingReport,
 )
@@ -52,6 +54,7 @@ def request(**changes: object) -> RunnerRequest:
         "generated": GeneratedPaths(count=0, calls_path="g.pkl", report_path="g.json", unstable_path="gu.json"),
         "original_capabilities": (capability(),),
         "allow": ("thread",),
+        "selection": TestSelection(names=("mod", "f"), node_ids=("tests/test_mod.py::test_f",), data_names=("f",)),
     }
     fields.update(changes)
     return RunnerRequest(**fields)  # type: ignore[arg-type]
@@ -74,6 +77,7 @@ def test_run() -> TestRun:
         failures=(TestFailure("tests/test_mod.py::test_f", "assert 1 == 2"),),
         session_error=None,
         module_file="/run/cand-1/src/pkg/mod.py",
+        selected=SelectionCounts(files_seen=5, files_kept=2, deselected=3),
     )
 
 
@@ -135,6 +139,7 @@ def baseline_report() -> BaselineReport:
             truncated=False,
             patched=("f",),
             module_file="/run/original/src/pkg/mod.py",
+            reached=("tests/test_mod.py::test_f",),
         ),
         pinned=("random: its state",),
         not_pinned=("os.urandom",),

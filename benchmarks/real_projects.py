@@ -1,0 +1,435 @@
+"""coderefine on real libraries: pinned source distributions with their own tests, run as a user would.
+
+    python benchmarks/real_projects.py [--cache DIR] [--only NAME,...] [--install] [--whole-suite]
+                                       [--sandbox process] [--json out.json] [--overhead RUNS]
+
+For each library below it downloads the pinned sdist with pip (`pip download --no-binary :all: --no-deps
+NAME==VERSION`, into DIR/sdists, default ~/.cache/coderefine-bench/real-projects: never into this
+repository), unpacks it, and for each chosen function (one the library's tests exercise) runs the real
+command line, with a private cache folder:
+
+1. `optimize FILE --function F --provider offline --max-iterations 3`: the first run on this project
+   state, so its baseline is the traced run that finds the tests calling F;
+2. `optimize ... --provider scripted` with three hand-written candidates (one known faster, one null
+   edit, one more): the second run, on the cached selection;
+3. with --whole-suite, `readability ... --test-selection all --max-iterations 1`: the original's test run
+   over the whole suite, for the baseline time without selection.
+
+and reports per function: tests selected / run by the first baseline / test files kept of all, the
+baselines' test time (traced, cached, whole suite), the time per candidate, each run's wall time, and the
+verdicts. `--overhead RUNS` measures instead what recording costs: one test file per library run by
+plain pytest and by pytest with coderefine's recording plugin (every function of the module recorded,
+with line coverage), interleaved RUNS times, medians and their ratio. The test dependencies must be
+importable by this interpreter (`--install` pip-installs them, and installs a library that reads its own
+metadata with `pip install --no-deps -e`).
+
+Why these libraries: humanize (a src layout whose package reads its installed metadata: the case that
+was misdiagnosed), toolz (a flat layout with tests inside the package), and Pygments, the one of real
+size: 2,682 files and 45 MB unpacked, 5,177 tests (most of them data files collected by conftest
+hooks), pure Python, tests in its sdist. sympy is bigger still but its suite takes far too long for a
+benchmark that must finish in minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_CACHE = Path.home() / ".cache" / "coderefine-bench" / "real-projects"
+FEEDBACK = "Keep the behaviour exactly; make it faster where the profile says.\nVERDICT: CONTINUE"
+
+INTCOMMA_FASTER = '''
+def intcomma(value: NumberOrString, ndigits: int | None = None) -> str:
+    """Converts an integer to a string containing commas every three digits."""
+    thousands_sep = thousands_separator()
+    decimal_sep = decimal_separator()
+    try:
+        if isinstance(value, str):
+            value = value.replace(thousands_sep, "").replace(decimal_sep, ".")
+            if not math.isfinite(float(value)):
+                return _format_not_finite(float(value))
+            if "." in value:
+                value = float(value)
+            else:
+                value = int(value)
+        else:
+            if not math.isfinite(float(value)):
+                return _format_not_finite(float(value))
+            float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+    if ndigits is not None:
+        orig = "{0:.{1}f}".format(value, ndigits)
+    else:
+        orig = str(value)
+    orig = orig.replace(".", decimal_sep)
+    start = 1 if orig.startswith("-") else 0
+    end = start
+    while end < len(orig) and orig[end].isdigit():
+        end += 1
+    digits = orig[start:end]
+    if len(digits) <= 3:
+        return orig
+    head = len(digits) % 3 or 3
+    groups = [digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)]
+    return orig[:start] + thousands_sep.join(groups) + orig[end:]
+'''
+FREQUENCIES_FASTER = '''
+def frequencies(seq):
+    """ Find number of occurrences of each value in seq """
+    return dict(collections.Counter(seq))
+'''
+FREQUENCIES_COUNTER = '''
+def frequencies(seq):
+    """ Find number of occurrences of each value in seq """
+    counts = collections.Counter(seq)
+    return dict(counts)
+'''
+FREQUENCIES_NULL = '''
+def frequencies(seq):
+    """ Find number of occurrences of each value in seq """
+    counts = collections.defaultdict(int)
+    for element in seq:
+        counts[element] += 1
+    return dict(counts)
+'''
+BOOL_OPT_FASTER = '''
+def get_bool_opt(options, optname, default=None):
+    """As options.get(optname, default), restricted to Boolean values (see the original's docstring)."""
+    string = options.get(optname, default)
+    if isinstance(string, bool):
+        return string
+    elif isinstance(string, int):
+        return bool(string)
+    elif not isinstance(string, str):
+        raise OptionError(f'Invalid type {string!r} for option {optname}; use '
+                          '1/0, yes/no, true/false, on/off')
+    lowered = string.lower()
+    if lowered in {'1', 'yes', 'true', 'on'}:
+        return True
+    elif lowered in {'0', 'no', 'false', 'off'}:
+        return False
+    raise OptionError(f'Invalid value {string!r} for option {optname}; use '
+                      '1/0, yes/no, true/false, on/off')
+'''
+BOOL_OPT_NULL = '''
+def get_bool_opt(options, optname, default=None):
+    """As options.get(optname, default), restricted to Boolean values (see the original's docstring)."""
+    value = options.get(optname, default)
+    if isinstance(value, bool):
+        return value
+    elif isinstance(value, int):
+        return bool(value)
+    elif not isinstance(value, str):
+        raise OptionError(f'Invalid type {value!r} for option {optname}; use '
+                          '1/0, yes/no, true/false, on/off')
+    elif value.lower() in ('1', 'yes', 'true', 'on'):
+        return True
+    elif value.lower() in ('0', 'no', 'false', 'off'):
+        return False
+    else:
+        raise OptionError(f'Invalid value {value!r} for option {optname}; use '
+                          '1/0, yes/no, true/false, on/off')
+'''
+
+
+@dataclass(frozen=True)
+class Target:
+    file: str  # relative to the unpacked sdist
+    function: str
+    candidates: tuple[str, ...] = ()  # scripted: generate, then two refinements (first one known faster)
+
+
+@dataclass(frozen=True)
+class Overhead:
+    test_file: str  # a test file of the library's
+    module: str  # the module whose every top-level function is recorded
+    file: str  # that module's file
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    version: str
+    targets: tuple[Target, ...]
+    test_deps: tuple[str, ...] = ()  # pip requirements its tests import
+    install: bool = False  # its code reads its own installed metadata: pip install --no-deps -e
+    modules: tuple[str, ...] = field(default=())  # import names of test_deps, to check they are there
+    overhead: Overhead | None = None
+
+
+LIBRARIES = (
+    Library(
+        "humanize",
+        "4.9.0",
+        (
+            Target(
+                "src/humanize/number.py",
+                "intcomma",
+                (INTCOMMA_FASTER, INTCOMMA_FASTER.replace("groups", "parts"), INTCOMMA_FASTER.replace("head", "lead")),
+            ),
+        ),
+        test_deps=("freezegun",),
+        install=True,
+        modules=("freezegun",),
+        overhead=Overhead("tests/test_number.py", "humanize.number", "src/humanize/number.py"),
+    ),
+    Library(
+        "toolz",
+        "0.12.1",
+        (
+            Target(
+                "toolz/itertoolz.py",
+                "frequencies",
+                (FREQUENCIES_FASTER, FREQUENCIES_NULL, FREQUENCIES_COUNTER),
+            ),
+        ),
+    ),
+    Library(
+        "pygments",
+        "2.19.2",
+        (
+            Target(
+                "pygments/util.py",
+                "get_bool_opt",
+                (
+                    BOOL_OPT_FASTER,
+                    BOOL_OPT_NULL,
+                    BOOL_OPT_FASTER.replace("{'0', 'no', 'false', 'off'}", "('0', 'no', 'false', 'off')"),
+                ),
+            ),
+        ),
+        test_deps=("wcag-contrast-ratio",),
+        modules=("wcag_contrast_ratio",),
+        overhead=Overhead("tests/test_basic_api.py", "pygments.util", "pygments/util.py"),
+    ),
+)
+
+
+def pip(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "-q", *args], check=True)
+
+
+def unpacked(library: Library, cache: Path) -> Path:
+    """The sdist, downloaded once and unpacked once, under the cache folder."""
+    sdists = cache / "sdists"
+    tree = cache / "src" / f"{library.name}-{library.version}"
+    if tree.is_dir():
+        return tree
+    sdists.mkdir(parents=True, exist_ok=True)
+    archive = next(sdists.glob(f"{library.name}-{library.version}.tar.gz"), None)
+    if archive is None:
+        pip("download", "--no-binary", ":all:", "--no-deps", f"{library.name}=={library.version}", "-d", str(sdists))
+        archive = next(sdists.glob(f"{library.name}-{library.version}.tar.gz"))
+    with tempfile.TemporaryDirectory(dir=cache) as scratch, tarfile.open(archive) as tar:
+        tar.extractall(scratch, filter="data")
+        (tree.parent).mkdir(parents=True, exist_ok=True)
+        shutil.move(str(next(Path(scratch).iterdir())), tree)
+    return tree
+
+
+def ready(library: Library, tree: Path, install: bool) -> str | None:
+    """Why the library's tests cannot run with this interpreter, or None."""
+    if install:
+        if library.test_deps:
+            pip("install", *library.test_deps)
+        if library.install:
+            pip("install", "--no-deps", "-e", str(tree))
+    missing = [name for name in library.modules if importlib.util.find_spec(name) is None]
+    if library.install and importlib.util.find_spec(library.name) is None:
+        missing.append(f"{library.name} (pip install --no-deps -e {tree})")
+    return f"missing {', '.join(missing)} (rerun with --install)" if missing else None
+
+
+def coderefine(tree: Path, env: dict[str, str], *args: str) -> tuple[dict, float, int]:
+    report = Path(tempfile.mkstemp(suffix=".json")[1])
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "coderefine", *args, "--report", str(report)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - started
+    try:
+        data = json.loads(report.read_text() or "{}")
+    finally:
+        report.unlink(missing_ok=True)
+    if proc.returncode not in (0, 21):
+        data.setdefault("error", {"message": proc.stderr.strip()[-300:]})
+    return data, wall, proc.returncode
+
+
+def write_script(path: Path, candidates: tuple[str, ...]) -> Path:
+    fenced = [f"```python\n{code.strip()}\n```" for code in candidates]
+    payload = {"generate": fenced[:1], "feedback": [FEEDBACK] * (len(fenced) - 1), "refine": fenced[1:]}
+    path.write_text(json.dumps(payload))
+    return path
+
+
+def summary(data: dict, wall: float, code: int) -> dict:
+    baseline = data.get("baseline") or {}
+    selection = baseline.get("selection") or {}
+    iterations = data.get("iterations", [])
+    return {
+        "exit_code": code,
+        "wall_seconds": round(wall, 1),
+        "status": data.get("status"),
+        "error": (data.get("error") or {}).get("message"),
+        "selection": selection.get("mode"),
+        "tests_selected": selection.get("candidate_tests"),
+        "tests_baseline": selection.get("baseline_tests"),
+        "test_files": [selection.get("test_files_run"), selection.get("test_files")],
+        "baseline_test_seconds": baseline.get("test_seconds"),
+        "baseline_seconds": baseline.get("seconds"),
+        "calls_recorded": baseline.get("calls_recorded"),
+        "candidate_seconds": [it.get("seconds") for it in iterations],
+        "candidate_cpu_seconds": [it.get("cpu_seconds") for it in iterations],
+        "verdicts": [f"{it.get('verdict')}: {it.get('reason')}" for it in iterations],
+    }
+
+
+def bench_target(library: Library, tree: Path, target: Target, args: argparse.Namespace, cache: Path) -> dict:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache / "xdg"), "NO_COLOR": "1"}
+    for name in ("OPENAI_API_KEY", "CODEREFINE_PROVIDER", "CODEREFINE_BASE_URL", "OPENAI_BASE_URL"):
+        env.pop(name, None)
+    shutil.rmtree(cache / "xdg" / "coderefine" / "selection", ignore_errors=True)  # the first run traces
+    common = ("optimize", target.file, "--function", target.function, "--sandbox", args.sandbox)
+    result: dict = {"library": f"{library.name}=={library.version}", "function": target.function}
+    result["offline"] = summary(*coderefine(tree, env, *common, "--provider", "offline", "--max-iterations", "3"))
+    if target.candidates:
+        script = write_script(cache / f"{library.name}-{target.function}.json", target.candidates)
+        scripted = coderefine(
+            tree, env, *common, "--script", str(script), "--max-iterations", str(len(target.candidates)),
+            "--patience", str(len(target.candidates)),
+        )  # fmt: skip
+        result["scripted"] = summary(*scripted)
+    if args.whole_suite:
+        whole = coderefine(
+            tree, env, "readability", target.file, "--function", target.function, "--sandbox", args.sandbox,
+            "--provider", "offline", "--max-iterations", "1", "--test-selection", "all",
+        )  # fmt: skip
+        result["whole_suite"] = summary(*whole)
+    return result
+
+
+def recording_overhead(tree: Path, overhead: Overhead, runs: int) -> dict:
+    """Plain pytest against pytest with the recording plugin on the same test file, interleaved."""
+    import ast
+    import pickle
+    import statistics
+
+    source = (tree / overhead.file).read_text(encoding="utf-8")
+    functions = [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
+    sandbox = Path(__file__).resolve().parent.parent / "sandbox"
+    import_root = overhead.file.split("/")[0] if overhead.file.startswith("src/") else "."
+    base = {**os.environ, "PYTHONPATH": f"{sandbox}{os.pathsep}{tree / import_root}", "PYTHONHASHSEED": "0"}
+    scratch = Path(tempfile.mkdtemp())
+    capture = {"module": overhead.module, "targets": functions, "max_calls": 500, "max_bytes": 64 << 20}
+    recorded_env = {
+        **base,
+        "CODEREFINE_CAPTURE": json.dumps(capture),
+        "CODEREFINE_CALLS_OUT": str(scratch / "calls.pkl"),
+        "CODEREFINE_RESULTS": str(scratch / "results.json"),
+        "CODEREFINE_MODULE": overhead.module,
+    }
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    plain, recorded = [], []
+    for _ in range(runs):
+        for env, extra, times in (
+            (base, [], plain),
+            (recorded_env, ["-p", "coderefine_sandbox.pytest_plugin"], recorded),
+        ):
+            started = time.perf_counter()
+            subprocess.run([*argv, *extra, overhead.test_file], cwd=tree, env=env, capture_output=True, check=True)
+            times.append(time.perf_counter() - started)
+    with open(scratch / "calls.pkl", "rb") as fh:
+        payload = pickle.load(fh)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "test_file": overhead.test_file,
+        "targets": len(functions),
+        "calls": sum(payload["counts"].values()),
+        "recorded": len(payload["records"]),
+        "coverage_method": payload["coverage_method"],
+        "plain_seconds": round(statistics.median(plain), 3),
+        "recorded_seconds": round(statistics.median(recorded), 3),
+        "ratio": round(statistics.median(recorded) / statistics.median(plain), 3),
+        "python": sys.version.split()[0],
+    }
+
+
+def print_row(row: dict) -> None:
+    print(f"\n{row['library']} {row['function']}")
+    for kind in ("offline", "scripted", "whole_suite"):
+        run = row.get(kind)
+        if run is None:
+            continue
+        print(
+            f"  {kind:11} exit {run['exit_code']:>2}  {run['wall_seconds']:6.1f}s  selection {run['selection']}: "
+            f"{run['tests_selected']}/{run['tests_baseline']} tests, files {run['test_files'][0]}/"
+            f"{run['test_files'][1]}  baseline tests {run['baseline_test_seconds']}s (baseline "
+            f"{run['baseline_seconds']}s, {run['calls_recorded']} calls)  per candidate "
+            f"{run['candidate_seconds']} (CPU {run['candidate_cpu_seconds']})"
+        )
+        for verdict in run["verdicts"]:
+            print(f"      {verdict[:160]}")
+        if run["error"]:
+            print(f"      error: {run['error'][:300]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--only", default="", help="comma-separated library names")
+    parser.add_argument("--install", action="store_true", help="pip install the test dependencies first")
+    parser.add_argument("--whole-suite", action="store_true", help="also time a baseline of the whole suite")
+    parser.add_argument("--sandbox", default="process")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--overhead", type=int, default=0, metavar="RUNS", help="measure recording overhead only")
+    args = parser.parse_args()
+    cache = args.cache.expanduser().resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    chosen = {name for name in args.only.split(",") if name}
+    rows = []
+    for library in LIBRARIES:
+        if chosen and library.name not in chosen:
+            continue
+        tree = unpacked(library, cache)
+        problem = ready(library, tree, args.install)
+        if problem is not None:
+            print(f"\n{library.name}=={library.version}: skipped: {problem}")
+            continue
+        if args.overhead:
+            if library.overhead is not None:
+                row = {"library": f"{library.name}=={library.version}"}
+                row |= recording_overhead(tree, library.overhead, args.overhead)
+                print(json.dumps(row))
+                rows.append(row)
+            continue
+        files = sum(len(names) for _, _, names in os.walk(tree))
+        size = sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(tree) for n in names)
+        print(f"\n{library.name}=={library.version}: {files} files, {size / 1e6:.0f} MB at {tree}")
+        for target in library.targets:
+            row = bench_target(library, tree, target, args, cache)
+            row["files"], row["megabytes"] = files, round(size / 1e6, 1)
+            print_row(row)
+            rows.append(row)
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

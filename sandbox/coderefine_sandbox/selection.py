@@ -1,0 +1,74 @@
+"""Keep only some of the tests pytest finds (CODEREFINE_SELECT, read by pytest_plugin.py).
+
+- By name: a test file is collected only if its text names one of the given words (the target module,
+  the targets, the module's functions that call them). That bounds the first, traced run on a large
+  suite: test files that never mention the code cannot import it by name, so they are never imported.
+  Test files are the `python_files` ones and every non-Python file (a conftest may collect data files as
+  tests, e.g. input/expected-output pairs; pytest never hands them to a test otherwise). conftest.py,
+  other Python files and files over 1 MB are always left to pytest.
+- By node id: only the listed tests run (the tests the traced run saw calling a target).
+
+Standard library only: this runs inside the sandbox, in the user's test process.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+
+_MAX_BYTES = 1 << 20  # larger files are never read to decide: they are left to pytest
+
+
+class Selector:
+    def __init__(
+        self, names: list[str], node_ids: list[str], python_files: list[str], data_names: list[str] = ()
+    ) -> None:
+        self.pattern = _words(names)
+        # A data file (say, lexer input) names a module like "util" by chance: only the functions count there.
+        self.data_pattern = _words(data_names) or self.pattern
+        self.node_ids = frozenset(node_ids)
+        self.python_files = list(python_files) or ["test_*.py", "*_test.py"]
+        self.files_seen = 0
+        self.files_kept = 0
+        self.deselected = 0
+
+    def ignores(self, path: str) -> bool:
+        """Whether pytest should not collect this path (only test files are ever ignored)."""
+        if self.pattern is None or not os.path.isfile(path):
+            return False
+        name = os.path.basename(path)
+        if name.endswith(".py") and (
+            name == "conftest.py" or not any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files)
+        ):
+            return False
+        if name.endswith((".pyc", ".pyo", ".so", ".pyd")) or os.path.getsize(path) > _MAX_BYTES:
+            return False
+        counted = name.endswith(".py")  # the counts are of Python test files: data files may be anything
+        self.files_seen += counted
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return False  # let pytest report what it cannot read
+        pattern = self.pattern if counted else self.data_pattern
+        if pattern is None or pattern.search(text) is None:
+            return True
+        self.files_kept += counted
+        return False
+
+    def keep(self, node_ids: list[str]) -> tuple[set[str], int]:
+        """The collected tests to keep, and how many are dropped."""
+        if not self.node_ids:
+            return set(node_ids), 0
+        kept = {node for node in node_ids if node in self.node_ids}
+        self.deselected += len(node_ids) - len(kept)
+        return kept, len(node_ids) - len(kept)
+
+    def counts(self) -> dict[str, int]:
+        return {"files_seen": self.files_seen, "files_kept": self.files_kept, "deselected": self.deselected}
+
+
+def _words(names: list[str]) -> re.Pattern[str] | None:
+    words = sorted({name for name in names if name}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b") if words else None
