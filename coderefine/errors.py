@@ -34,6 +34,7 @@ class ExitCode(IntEnum):
     BAD_SUITE = 19  # `coderefine bench`: SUITE_DIR is not a suite (no task folders, a task missing files)
     BENCH_STATE = 20  # `coderefine bench`: the state file of a resumable run is unreadable or from other arguments
     INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
+    TIMING_INPUTS = 26  # --timing-inputs names no file, or a file outside the project root
     INTERRUPTED = 130
 
 
@@ -138,3 +139,7 @@ class RunFailed(CoderefineError):
     def __init__(self, record: RunError) -> None:
         super().__init__(record.message)
         self.exit_code = ExitCode(record.code)
+
+
+class BadTimingInputs(CoderefineError):
+    exit_code = ExitCode.TIMING_INPUTS

@@ -94,6 +94,9 @@ class Timing:
     workload: str = "recorded calls"  # what one pass runs: the recorded calls, or the user's --bench
     # The second, independent series of pairs run when the first cleared the floor: (speedup, low, high).
     confirmation: tuple[float, float, float] | None = None
+    # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
+    # (speedup, low, high), reported beside the whole process's, which is the verdict's.
+    after_startup: tuple[float, float, float] | None = None
 
     @property
     def cleared(self) -> bool:
@@ -237,6 +240,33 @@ class GeneratedInputs:
 
 
 @dataclass(frozen=True)
+class ProgramFacts:
+    """A target judged by the program runs its tests made (stdin -> stdout), and its timing figures."""
+
+    runs: int  # runs of the program the tests made
+    replayable: int
+    usable: int  # the runs candidates are compared on
+    problems: dict[str, int]  # why runs were left out -> how many
+    startup_seconds: float | None  # interpreter start-up (an empty program started the same way)
+    run_seconds: float | None  # the original's processes over one timing pass
+    timing_runs: int  # processes in one timing pass
+    timing_inputs: int  # of those, stdin files the user gave (--timing-inputs)
+
+    @property
+    def startup_share(self) -> float | None:
+        """How much of the original's process time is interpreter start-up."""
+        if self.startup_seconds is None or not self.run_seconds:
+            return None
+        return min(1.0, self.startup_seconds * self.timing_runs / self.run_seconds)
+
+    @property
+    def too_short(self) -> bool:
+        """Start-up is half the time or more: a gain in the program's own work hardly shows."""
+        share = self.startup_share
+        return share is not None and share >= 0.5
+
+
+@dataclass(frozen=True)
 class BaselineFacts:
     """What the original's run in the sandbox established; the evaluator's half of a Baseline."""
 
@@ -249,6 +279,7 @@ class BaselineFacts:
     pinned: tuple[str, ...] = ()  # what was made deterministic for the recorded calls and the tests
     not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
     generated: GeneratedInputs | None = None
+    program: ProgramFacts | None = None  # set when candidates are judged by recorded program runs
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,7 +29,7 @@ from coderefine_sandbox.protocol import (
 )
 
 from coderefine.errors import BaselineFails, NoTestsFound, SandboxError
-from coderefine.evaluation import reports
+from coderefine.evaluation import programs, reports
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
 from coderefine.evaluation.settings import EvaluationSettings
@@ -129,6 +129,8 @@ class Evaluator:
             raise SandboxError(f"replaying the original's recorded calls failed: {problem.splitlines()[-1]}")
         if report.calibration_error is not None:
             raise SandboxError(report.calibration_error)
+        if report.program is not None:  # the tests run the target as a program: judged by its runs
+            return self._program_baseline(report, tests, code, started)
         calibration = report.calibration
         generated = reports.generated_inputs(report.generated)
         self.learned = Learned(
@@ -175,6 +177,26 @@ class Evaluator:
             not_pinned=report.not_pinned,
             generated=generated,
         )
+
+    def _program_baseline(self, report: BaselineReport, tests: TestReport, code: str, started: float) -> BaselineFacts:
+        assert report.program is not None
+        parts = {
+            "tests": tests,
+            "metrics": self._metrics(code),
+            "wall_seconds": time.perf_counter() - started,
+            "cpu_seconds": report.cpu_seconds,
+        }
+        facts = programs.baseline_facts(
+            report.program, reports.evidence(report.evidence), parts, self.settings, (*ALWAYS_PINNED, *report.pinned)
+        )
+        self.learned = Learned(
+            loops=facts.loops,
+            workload_seconds=facts.workload_seconds,
+            calls_recorded=facts.calls_recorded,
+            program=True,
+        )
+        self.candidate_timeout = min(self.settings.test_timeout, max(30.0, 5 * tests.duration + 10))
+        return facts
 
     def _check_baseline(self, report: BaselineReport) -> TestReport:
         """The original's tests, once sure they ran, all passed, and imported the project's copy."""
@@ -227,6 +249,8 @@ class Evaluator:
         )
 
     def _workload_label(self) -> str:
+        if self.learned.program:
+            return "timing inputs (--timing-inputs)" if self.settings.timing_inputs else "recorded runs"
         bench = self.settings.bench
         return f"bench {bench.label}" if bench else "recorded calls"
 

@@ -66,7 +66,13 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         basis=report.basis,
         workload=workload,
         confirmation=None if confirmation is None else (confirmation.speedup, *confirmation.ci),
+        after_startup=_after_startup(report),
     )
+
+
+def _after_startup(report: protocol.TimingReport) -> tuple[float, float, float] | None:
+    found = report.estimates.get("after_startup") if report.basis == "process" else None
+    return None if found is None else (found.speedup, *found.ci)
 
 
 def evidence(per_target: dict[str, protocol.TargetEvidence]) -> tuple[TargetEvidence, ...]:

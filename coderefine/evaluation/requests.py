@@ -12,10 +12,12 @@ from coderefine_sandbox.protocol import (
     CaptureLimits,
     GeneratedPaths,
     Mode,
+    ProgramSpec,
     RunnerRequest,
     TimingParameters,
 )
 
+from coderefine.evaluation.programs import program_spec
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.timing_policy import noise_floor, values_per_process
@@ -36,6 +38,7 @@ class Learned:
     workload_seconds: float | None = None  # one pass over the workload, original
     calls_recorded: int = 0
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
+    program: bool = False  # candidates are judged by the program runs the tests made
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,17 @@ class Requests:
             ),
             timing=self._timing(learned),
             bench=self._bench(),
-            replay=learned.calls_recorded > 0,
+            replay=learned.calls_recorded > 0 and not learned.program,
             generate=generate,
             generated=self._generated_paths() if mode == "candidate" and learned.generated_calls else None,
+            program=self._program(mode, learned),
         )
+
+    def _program(self, mode: Mode, learned: Learned) -> ProgramSpec | None:
+        """Record program runs in the baseline of anything that can run as a program; replay them for
+        candidates when the baseline judged by them."""
+        wanted = self.settings.script if mode == "baseline" else learned.program
+        return program_spec(self.settings, self.project, self.baseline_io) if wanted else None
 
     def _timing(self, learned: Learned) -> TimingParameters | None:
         settings = self.settings

@@ -56,6 +56,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "basis": t.basis,
         "workload": t.workload,
         "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
+        **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
     }
 
 
@@ -139,6 +140,9 @@ def report_dict(result: Result) -> dict[str, Any]:
             "not_pinned": list(result.baseline.not_pinned),
             "generated": _generated(result.baseline.generated),
         }
+        if result.baseline.program is not None:  # only for programs, so function runs' reports are unchanged
+            program = result.baseline.program
+            baseline["program"] = {**vars(program), "startup_share": program.startup_share}
     best = None
     if result.best is not None and result.best.candidate is not None:
         evaluation = result.best.evaluation

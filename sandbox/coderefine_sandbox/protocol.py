@@ -77,6 +77,25 @@ class GeneratedPaths:
 
 
 @dataclass(frozen=True)
+class ProgramSpec:
+    """A target its tests run as a program (stdin -> stdout): how its runs are recorded, replayed, timed.
+
+    Set for the baseline of every file that can run as a program (the runner then records the runs the
+    tests make, and uses them when the tests made no calls it could record); set for candidates only when
+    the baseline judged by runs.
+    """
+
+    file: str  # the target file, relative to the workspace
+    runs_path: str  # the baseline's recorded runs with the original's outcomes (JSON)
+    output: Literal["exact", "whitespace", "numeric"]  # how stdout (and stderr, when compared) must match
+    compare_stderr: bool
+    max_runs: int  # runs kept (the first ones)
+    max_bytes: int  # stdin and files read, per run
+    timing_inputs: tuple[str, ...]  # stdin files (relative to the workspace) to time on instead of the runs
+    repeats: int  # processes per input and version in one timing pair (the fastest counts)
+
+
+@dataclass(frozen=True)
 class RunnerRequest:
     """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
 
@@ -101,6 +120,7 @@ class RunnerRequest:
     replay: bool  # candidate: whether there are recorded calls to replay
     generate: GeneratedPaths | None  # baseline: generate inputs from type hints
     generated: GeneratedPaths | None  # candidate: replay the generated inputs too
+    program: ProgramSpec | None = None  # the target as a program (programs/); None: calls only
 
 
 # ----------------------------------------------------------------------------- reports: the steps
@@ -258,12 +278,27 @@ class TimingReport:
     ci: tuple[float, float]
     original_seconds: float
     candidate_seconds: float
-    basis: Literal["steady", "first"]
+    basis: Literal["steady", "first", "process"]  # "process": whole program runs (programs/timing.py)
     estimates: dict[str, Estimate]
     pairs: int
     loops: int
     floor: float
     confirmation: Confirmation | None  # None: the first series did not clear the floor
+
+
+@dataclass(frozen=True)
+class ProgramBaseline:
+    """What recording the program runs the tests made gave, and the original's timing on them."""
+
+    runs: int  # runs of the target the tests made (recorded)
+    replayable: int  # of those, with everything needed to run them again
+    usable: int  # of those, repeating their outcome on the original: what candidates are judged on
+    problems: dict[str, int]  # why runs are not replayable or not usable -> how many
+    startup_seconds: float | None  # interpreter start-up (an empty program, same flags and hooks)
+    run_seconds: float | None  # the original's whole processes over one timing pass
+    timing_runs: int  # processes in one timing pass
+    timing_inputs: int  # of those, stdin files the user gave (--timing-inputs)
+    error: str | None
 
 
 # ----------------------------------------------------------------------------- reports: the modes
@@ -285,6 +320,7 @@ class BaselineReport:
     calibration_error: str | None = None
     runner_error: str | None = None  # the runner itself failed
     cpu_seconds: float = 0.0
+    program: ProgramBaseline | None = None  # set when candidates are judged by recorded program runs
 
 
 @dataclass

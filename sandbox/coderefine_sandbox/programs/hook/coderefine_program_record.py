@@ -1,0 +1,225 @@
+"""Record one run of the target program (see sitecustomize.py): its inputs, as one JSON file per run.
+
+The record (written at exit into the folder the spec names):
+    {"kind": "file"|"module", "target": ..., "flags": [...], "args": [...], "cwd": ...,
+     "stdin": base64 | null, "stdin_kind": "pipe"|"file"|"null"|"tty"|"closed", "stdin_complete": bool,
+     "files": {path as opened: base64}, "env": {allow-listed}, "lines": [program lines run],
+     "problems": [why it cannot be replayed]}
+
+stdin is taken at the file descriptor, so every way of reading it is seen: a regular file is read with
+pread (the program's offset is untouched); a pipe or socket is swapped for a pipe of ours, fed by a thread
+that keeps a copy of every byte, which also keeps an interactive exchange working (nothing is read ahead
+of what the writer sends). Lines run are traced with sys.settrace for the target file's code only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import json
+import os
+import stat
+import sys
+import threading
+from typing import Any
+
+# The environment a program gets that may change its output; everything else is the sandbox's own.
+ENV_ALLOW = (
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "TZ",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+)
+_ARG_OPTIONS = ("-W", "-X", "--check-hash-based-pycs")
+
+
+def parse_argv(argv: list[str]) -> tuple[str, str, list[str], list[str]] | None:
+    """(kind, target, interpreter flags, program args) of `python [flags] file|-m module args`, or None for
+    `-c`, stdin scripts and the interactive interpreter."""
+    flags: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "-m":
+            return ("module", argv[index + 1], flags, argv[index + 2 :]) if index + 1 < len(argv) else None
+        if arg.startswith("-m") and not arg.startswith("--"):
+            return "module", arg[2:], flags, argv[index + 1 :]
+        if arg == "-c" or (arg.startswith("-c") and not arg.startswith("--")) or arg == "-":
+            return None
+        if arg == "--":
+            index += 1
+            break
+        if not arg.startswith("-"):
+            break
+        if arg in _ARG_OPTIONS and index + 1 < len(argv):
+            flags += [arg, argv[index + 1]]
+            index += 2
+            continue
+        flags.append(arg)
+        index += 1
+    if index >= len(argv):
+        return None
+    return "file", argv[index], flags, argv[index + 1 :]
+
+
+class _Recorder:
+    def __init__(self, spec: dict[str, Any], kind: str, target: str, flags: list[str], args: list[str]) -> None:
+        self.spec = spec
+        self.out_dir = spec["out"]
+        self.max_bytes = int(spec["max_bytes"])
+        self.file = spec["file"]
+        self.record: dict[str, Any] = {
+            "kind": kind,
+            "target": target,
+            "flags": flags,
+            "args": args,
+            "cwd": os.getcwd(),
+            "env": {name: os.environ[name] for name in ENV_ALLOW if name in os.environ},
+            "problems": [],
+        }
+        self.files: dict[str, bytes] = {}
+        self.size = 0
+        self.stdin_chunks: list[bytes] = []
+        self.stdin_done = threading.Event()
+        self.lines: set[int] = set()
+        self.own_files: dict[str, bool] = {}
+        self.busy = False  # our own open() raises the audit event too
+        hook = os.path.dirname(os.path.realpath(__file__))
+        prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        self.skip = tuple(p + os.sep for p in (*prefixes, hook, "/proc", "/sys", "/dev"))
+
+    # ------------------------------------------------------------------ stdin
+    def take_stdin(self) -> None:
+        try:
+            info = os.fstat(0)
+        except OSError:
+            self.record["stdin_kind"] = "closed"
+            return
+        if stat.S_ISREG(info.st_mode):
+            self.record["stdin_kind"] = "file"
+            self.stdin_chunks.append(os.pread(0, info.st_size, 0))
+            self.stdin_done.set()
+        elif stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            self.record["stdin_kind"] = "pipe"
+            self._tee_stdin()
+        elif stat.S_ISCHR(info.st_mode) and os.path.samestat(info, os.stat(os.devnull)):
+            self.record["stdin_kind"] = "null"
+            self.stdin_done.set()
+        else:
+            self.record["stdin_kind"] = "tty"
+            self.record["problems"].append("stdin is a terminal")
+
+    def _tee_stdin(self) -> None:
+        real = os.dup(0)
+        read_end, write_end = os.pipe()
+        os.dup2(read_end, 0)  # sys.stdin and open(0) read fd 0: from now on, our pipe
+        os.close(read_end)
+
+        def copy() -> None:
+            try:
+                while True:
+                    chunk = os.read(real, 65536)
+                    if not chunk:
+                        break
+                    self.stdin_chunks.append(chunk)
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(write_end, view) :]
+            except OSError:
+                pass  # the program closed its stdin: what it read is recorded
+            finally:
+                self.stdin_done.set()
+                os.close(write_end)
+                os.close(real)
+
+        threading.Thread(target=copy, name="coderefine-stdin", daemon=True).start()
+
+    # ------------------------------------------------------------------ files read
+    def audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or not args or self.busy:
+            return
+        self.busy = True
+        try:
+            self._opened(args)
+        finally:
+            self.busy = False
+
+    def _opened(self, args: tuple[Any, ...]) -> None:
+        path, mode = args[0], args[1] if len(args) > 1 else "r"
+        if not isinstance(path, str) or not isinstance(mode, str) or any(c in mode for c in "wax+"):
+            return
+        if path.endswith((".py", ".pyc", ".pyo", ".so", ".pth")) or path in self.files:
+            return
+        full = os.path.realpath(path)
+        if full == self.file or full.startswith(self.skip) or not os.path.isfile(full):
+            return
+        try:
+            with open(full, "rb") as fh:
+                data = fh.read(self.max_bytes + 1)
+        except OSError:
+            return
+        self.size += len(data)
+        self.files[path] = data
+        if self.size > self.max_bytes:
+            self.record["problems"].append("reads more than the recording keeps")
+
+    # ------------------------------------------------------------------ lines run
+    def trace(self, frame: Any, event: str, arg: Any) -> Any:
+        filename = frame.f_code.co_filename
+        own = self.own_files.get(filename)
+        if own is None:
+            own = self.own_files[filename] = os.path.realpath(filename) == self.file
+        if not own:
+            return None
+        return self._line
+
+    def _line(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.lines.add(frame.f_lineno)
+        return self._line
+
+    # ------------------------------------------------------------------ at exit
+    def finish(self) -> None:
+        sys.settrace(None)
+        self.stdin_done.wait(0.5)  # the writer has usually closed our stdin by the time we exit
+        stdin = b"".join(self.stdin_chunks)
+        record = self.record
+        record["stdin_complete"] = self.stdin_done.is_set()
+        record["stdin"] = base64.b64encode(stdin).decode("ascii")
+        record["files"] = {path: base64.b64encode(data).decode("ascii") for path, data in self.files.items()}
+        record["lines"] = sorted(self.lines)
+        if len(stdin) + self.size > self.max_bytes:
+            record["problems"].append("stdin and files larger than the recording keeps")
+            record["stdin"], record["files"] = "", {}
+        name = os.path.join(self.out_dir, f"run-{os.getpid()}-{id(self)}.json")
+        try:
+            with open(name + ".part", "w", encoding="utf-8") as fh:
+                json.dump(record, fh)
+            os.replace(name + ".part", name)
+        except OSError:
+            pass  # a run that cannot be saved is simply not recorded
+
+
+def maybe_record(raw_spec: str) -> None:
+    """Start recording when this interpreter runs the target program; otherwise do nothing."""
+    spec = json.loads(raw_spec)
+    parsed = parse_argv(list(getattr(sys, "orig_argv", sys.argv))[1:])
+    if parsed is None:
+        return
+    kind, target, flags, args = parsed
+    if kind == "file" and os.path.realpath(target) != spec["file"]:
+        return
+    if kind == "module" and target != spec["module"]:
+        return
+    recorder = _Recorder(spec, kind, target, flags, args)
+    recorder.take_stdin()
+    sys.addaudithook(recorder.audit)
+    atexit.register(recorder.finish)
+    sys.settrace(recorder.trace)
