@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections import Counter
@@ -30,6 +31,8 @@ from coderefine_sandbox.protocol import (
 )
 
 MAX_EXAMPLES = 5
+PAIR_SECONDS = 0.3  # the original's time in one timing pair, at least (see repeats_for)
+MAX_REPEATS = 10
 
 
 def record_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
@@ -154,6 +157,14 @@ def lines_of(path: str) -> set[int]:
     return found
 
 
+def repeats_for(least: int, run_seconds: float | None) -> int:
+    """Processes per input and version in a pair: more for short programs (their minimum needs more tries
+    to find a quiet moment on a busy machine), so that one pair runs the original for ~PAIR_SECONDS."""
+    if not run_seconds:
+        return least
+    return max(least, min(MAX_REPEATS, math.ceil(PAIR_SECONDS / run_seconds)))
+
+
 def replay(request: RunnerRequest) -> ReplayReport:
     spec = request.program
     assert spec is not None
@@ -199,7 +210,7 @@ def candidate(request: RunnerRequest, report: CandidateReport) -> CandidateRepor
         usable,
         request.io_dir,
         request.hash_seed,
-        spec.repeats,
+        repeats_for(spec.repeats, runs_file.run_seconds),
         _timeout(request),
     )
     floor = floor_for(

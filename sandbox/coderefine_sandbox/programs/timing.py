@@ -53,6 +53,10 @@ class Series:
     processes: int  # processes per version in one value
 
 
+def _recorded_exit(run: Run, code: int) -> int:
+    return run.expected.exit_code if run.expected is not None else code
+
+
 def floor_for(min_floor: float, startup: float | None, run_seconds: float | None, processes: int) -> float:
     floor = max(min_floor, PROCESS_FLOOR)
     if startup is not None and run_seconds and startup * processes >= 0.5 * run_seconds:
@@ -83,6 +87,7 @@ class ProcessTimer:
         argv = version.argv(item.run) if item.run is not EMPTY else [*version.argv(item.run)[:1], self.empty]
         with contextlib.ExitStack() as stack:
             stdin = stack.enter_context(open(item.stdin_path, "rb")) if item.stdin_path else subprocess.DEVNULL
+            stderr = stack.enter_context(open(self.stderr_path, "w+b"))
             started = time.perf_counter()
             proc = subprocess.Popen(
                 argv,
@@ -90,7 +95,7 @@ class ProcessTimer:
                 env=version.env(item.run, self.hash_seed),
                 stdin=stdin,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stderr=stderr,
                 start_new_session=True,
             )
             try:
@@ -101,11 +106,16 @@ class ProcessTimer:
                 raise RuntimeError(f"the {tag} ran past {self.timeout:g}s on timing input {index + 1}") from None
             seconds = time.perf_counter() - started
             kill_group(proc)
-        if item.run is not EMPTY:
-            expected = self.exit_codes.setdefault(index, code)
+            # The exit code the original gave on this input when its outcome was recorded (a recorded run),
+            # else the original's first in this timing: a process that fails fast must not pass for fast.
+            expected = 0 if item.run is EMPTY else self.exit_codes.setdefault(index, _recorded_exit(item.run, code))
             if code != expected:
+                stderr.seek(0)
+                tail = stderr.read()[-300:].decode("utf-8", "replace").strip()
+                where = "the empty program" if item.run is EMPTY else f"timing input {index + 1}"
                 raise RuntimeError(
-                    f"the {tag} exits with {code} on timing input {index + 1}, where the original exits with {expected}"
+                    f"the {tag} exits with {code} on {where}, where the original exits with {expected}"
+                    + (f": {tail.splitlines()[-1]}" if tail else "")
                 )
         return seconds
 
@@ -116,11 +126,12 @@ class ProcessTimer:
             base = tempfile.mkdtemp(prefix="timing-", dir=self.scratch)
             stack.callback(shutil.rmtree, base, ignore_errors=True)
             self.empty = os.path.join(base, "empty.py")
+            self.stderr_path = os.path.join(base, "stderr")
             with open(self.empty, "w", encoding="utf-8") as fh:
                 fh.write("")
             runs = self.runs
             if stdin_files:  # the user's inputs, run like the first recorded run
-                runs = [Run(**{**runs[0].__dict__, "stdin": data}) for data in stdin_files]
+                runs = [Run(**{**runs[0].__dict__, "stdin": data, "expected": None}) for data in stdin_files]
             items = []
             for index, run in enumerate(runs):
                 folder = stack.enter_context(run_folder(run, base))

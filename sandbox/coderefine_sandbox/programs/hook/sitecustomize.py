@@ -23,21 +23,47 @@ import sys
 def _chain() -> None:
     """Run the sitecustomize this one shadows, if any (a distribution's or a virtualenv's)."""
     import importlib.machinery
-    import importlib.util
 
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if p and os.path.abspath(p) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is not None and spec.loader is not None and spec.origin != os.path.abspath(__file__):
+        import importlib.util
+
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
 
 
-def _main() -> None:
-    if os.environ.get("CODEREFINE_PROGRAM_PIN") == "1":
-        import random
+class _SeedRandom:
+    """Seeds `random` with 0 right after a program imports it. Importing it here instead would move its
+    import time (and that of what it imports) out of the program and into start-up, where a program that
+    saves that import could not show it."""
 
-        random.seed(0)
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name != "random":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module: object) -> None:
+            original(module)
+            module.seed(0)  # type: ignore[attr-defined]
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _main() -> None:
+    if os.environ.get("CODEREFINE_PROGRAM_PIN") == "1" and "random" not in sys.modules:
+        sys.meta_path.insert(0, _SeedRandom())
+    elif os.environ.get("CODEREFINE_PROGRAM_PIN") == "1":
+        sys.modules["random"].seed(0)
     spec = os.environ.get("CODEREFINE_PROGRAM_RECORD")
     if spec:
         from coderefine_program_record import maybe_record  # type: ignore[import-not-found]
