@@ -71,6 +71,7 @@ class BehaviorReport:
     skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
     generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
     generated_mismatches: int = 0
+    unit: str = "call"  # what was replayed: recorded calls, or recorded runs of a program ("run")
 
     @property
     def equivalent(self) -> bool:

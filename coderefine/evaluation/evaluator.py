@@ -244,9 +244,10 @@ class Evaluator:
                 shutil.rmtree(io_dir, ignore_errors=True)
         assert isinstance(report, CandidateReport)
         workload = self._workload_label()
-        return reports.candidate_evaluation(
+        evaluation = reports.candidate_evaluation(
             report, self._metrics(candidate.code), workload, time.perf_counter() - started
         )
+        return programs.as_runs(evaluation) if self.learned.program else evaluation
 
     def _workload_label(self) -> str:
         if self.learned.program:

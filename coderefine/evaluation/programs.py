@@ -9,6 +9,7 @@ baseline's figures as records, and the sufficiency gate over runs.
 from __future__ import annotations
 
 import glob
+from dataclasses import replace
 from pathlib import Path
 
 from coderefine_sandbox.protocol import ProgramBaseline, ProgramSpec
@@ -23,17 +24,13 @@ MAX_RUN_BYTES = 16 * 1024 * 1024  # stdin and files read, per recorded run
 
 
 def resolve_timing_inputs(patterns: tuple[str, ...], root: Path) -> tuple[str, ...]:
-    """`--timing-inputs` globs as files relative to the project root, checked before any sandbox starts."""
+    """`--timing-inputs` globs (relative to the current folder, else to the project root) as files relative
+    to the project root, checked before any sandbox starts."""
     found: list[str] = []
     for pattern in patterns:
-        matches = (
-            sorted(glob.glob(str(root / pattern), recursive=True))
-            if not Path(pattern).is_absolute()
-            else (sorted(glob.glob(pattern, recursive=True)))
-        )
-        files = [Path(match).resolve() for match in matches if Path(match).is_file()]
+        files = _matches(pattern, Path.cwd()) or _matches(pattern, root)
         if not files:
-            raise BadTimingInputs(f"--timing-inputs {pattern}: no file matches it under {root}")
+            raise BadTimingInputs(f"--timing-inputs {pattern}: no file matches it (here or under {root})")
         for file in files:
             if root not in file.parents:
                 raise BadTimingInputs(
@@ -43,6 +40,11 @@ def resolve_timing_inputs(patterns: tuple[str, ...], root: Path) -> tuple[str, .
             if relative not in found:
                 found.append(relative)
     return tuple(found)
+
+
+def _matches(pattern: str, base: Path) -> list[Path]:
+    full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+    return [Path(match).resolve() for match in sorted(glob.glob(full, recursive=True)) if Path(match).is_file()]
 
 
 def program_spec(settings: EvaluationSettings, project: Project, baseline_io: Path) -> ProgramSpec:
@@ -117,7 +119,9 @@ def baseline_facts(
     facts = program_facts(report)
     evaluation = Evaluation(
         tests=evaluation_parts["tests"],  # type: ignore[arg-type]
-        behavior=BehaviorReport(calls_compared=facts.usable, mismatches=0, skipped=facts.runs - facts.usable),
+        behavior=BehaviorReport(
+            calls_compared=facts.usable, mismatches=0, skipped=facts.runs - facts.usable, unit="run"
+        ),
         timing=None,
         metrics=evaluation_parts["metrics"],  # type: ignore[arg-type]
         wall_seconds=evaluation_parts["wall_seconds"],  # type: ignore[arg-type]
@@ -140,3 +144,10 @@ def baseline_facts(
         not_pinned=("the wall clock, os.urandom and other entropy a program reads itself",),
         program=facts,
     )
+
+
+def as_runs(evaluation: Evaluation) -> Evaluation:
+    """A program's evaluation says "runs" where a module's says "calls"."""
+    if evaluation.behavior is None:
+        return evaluation
+    return replace(evaluation, behavior=replace(evaluation.behavior, unit="run"))

@@ -97,9 +97,9 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
     if behavior is not None and behavior.mismatches:
         example = behavior.examples[0] if behavior.examples else None
         if example is None:
-            return f"behaviour changed on {behavior.mismatches} recorded calls"
+            return f"behaviour changed on {behavior.mismatches} recorded {behavior.unit}s"
         return (
-            f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded calls: "
+            f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded {behavior.unit}s: "
             f"{example.function}{_call_args(example.args)} {example.kind}: "
             f"expected {example.expected}, got {example.got}"
         )

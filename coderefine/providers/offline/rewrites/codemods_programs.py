@@ -2,9 +2,9 @@
 
 - `stdin-readline`: `input()` flushes stdout and stderr before every line it reads (so a program that
   prints as it reads makes a write per line) and goes through more machinery than `sys.stdin.readline()`.
-  `int(input())`, `float(input())`, `eval(input())` and `input().split()` ignore the newline readline
-  keeps; elsewhere `.rstrip("\\n")` drops it as `input()` does. At end of input `input()` raises EOFError
-  where readline returns "": a program that relies on that is caught by the recorded runs.
+  `int(input())`, `float(input())`, `eval(input())`, `input().split()`, `.strip()` and `.rstrip()` ignore
+  the newline readline keeps; elsewhere `.rstrip("\\n")` drops it as `input()` does. At end of input
+  `input()` raises EOFError where readline returns "": a program relying on that is caught by its runs.
 - `print-batching`: a loop whose whole body is one `print(a, b, ...)` writes one string instead:
   `print(end="".join([f"{a} {b}\\n" for ... in ...]))` (nothing at all for an empty loop, as before).
 
@@ -22,6 +22,7 @@ import libcst as cst
 from coderefine.source import runs_as_program
 
 _NUMERIC_PARSERS = frozenset({"int", "float", "eval"})
+_NEWLINE_BLIND = frozenset({"split", "strip", "rstrip"})  # methods that drop the newline readline keeps
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -75,7 +76,7 @@ class _Readline(cst.CSTTransformer):
             self.bare.add(lone.value)  # type: ignore[arg-type]
         if (
             isinstance(func, cst.Attribute)
-            and func.attr.value == "split"
+            and func.attr.value in _NEWLINE_BLIND
             and not node.args
             and _is_input_call(func.value)
         ):
