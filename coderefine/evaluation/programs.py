@@ -87,7 +87,8 @@ def judge_runs(
     if runs < min_runs:
         problems.append(f"{runs} usable recorded run{'s' if runs != 1 else ''} of the program (needs {min_runs})")
     if lines and covered / lines < min_coverage:
-        share = f"{covered / lines:.0%} (needs {min_coverage:.0%})"
+        digits = 0 if f"{covered / lines:.0%}" != f"{min_coverage:.0%}" else 1  # 74.6% is not "75%"
+        share = f"{covered / lines:.{digits}%} (needs {min_coverage:.0%})"
         problems.append(f"{covered}/{lines} lines of the program run by the recorded runs, {share}")
     reason = "insufficient tests: " + ", ".join(problems) if problems else ""
     return Sufficiency(True, not problems, runs, lines, covered, min_runs, min_coverage, allowed, reason)
