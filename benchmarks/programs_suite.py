@@ -57,6 +57,19 @@ def headroom(folder: Path, rounds: int) -> dict[str, object]:
     }
 
 
+def same_output(folder: Path, candidate: str) -> dict[str, object]:
+    cases = [case["stdin"].encode() for case in json.loads((folder / "cases.json").read_text(encoding="utf-8"))]
+    differ = []
+    for index, stdin in enumerate(cases):
+        outcomes = [
+            subprocess.run([sys.executable, name], input=stdin, cwd=folder, capture_output=True, check=False)
+            for name in ("solution.py", candidate)
+        ]
+        if (outcomes[0].returncode, outcomes[0].stdout) != (outcomes[1].returncode, outcomes[1].stdout):
+            differ.append(index)
+    return {"id": folder.name, "cases": len(cases), "differ": differ}
+
+
 def null_scripts(suite: Path, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -76,6 +89,10 @@ def main(argv: list[str]) -> int:
     measure.add_argument("tasks", nargs="*")
     measure.add_argument("--rounds", type=int, default=15)
     measure.add_argument("--out", type=Path)
+    same = sub.add_parser("same-output")
+    same.add_argument("suite", type=Path)
+    same.add_argument("tasks", nargs="*")
+    same.add_argument("--candidate", default="reference.py")
     scripts = sub.add_parser("null-scripts")
     scripts.add_argument("suite", type=Path)
     scripts.add_argument("out", type=Path)
@@ -84,6 +101,10 @@ def main(argv: list[str]) -> int:
         print(f"{null_scripts(args.suite, args.out)} scripts in {args.out}")
         return 0
     names = args.tasks or sorted(p.name for p in args.suite.iterdir() if (p / "reference.py").is_file())
+    if args.command == "same-output":
+        for name in names:
+            print(json.dumps(same_output(args.suite / name, args.candidate)), flush=True)
+        return 0
     results = []
     for name in names:
         result = headroom(args.suite / name, args.rounds)

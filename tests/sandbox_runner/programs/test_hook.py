@@ -69,3 +69,18 @@ def test_parse_argv() -> None:
     assert parse_argv(["-c", "pass"]) is None
     assert parse_argv(["-"]) is None
     assert parse_argv([]) is None
+
+
+def test_runpy_in_the_test_process_is_recorded(tmp_path: Path) -> None:
+    (tmp_path / "prog.py").write_text(READERS["input()"])
+    driver = (
+        "import io, runpy, sys\n"
+        "sys.stdin = io.StringIO('9\\n' + " + repr(STDIN) + ")\n"
+        "sys.stdin.readline()\n"  # the test consumed a line itself: the program sees the rest
+        "sys.argv = ['prog.py', '--fast']\n"
+        "runpy.run_path('prog.py', run_name='__main__')\n"
+    )
+    (tmp_path / "driver.py").write_text(driver)
+    (record,) = _run(tmp_path, ["driver.py"], "", "prog.py")
+    assert (record["kind"], record["args"], base64.b64decode(record["stdin"]).decode()) == ("file", ["--fast"], STDIN)
+    assert record["lines"] == [1, 2, 3] and not record["problems"]

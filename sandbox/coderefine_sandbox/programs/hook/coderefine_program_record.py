@@ -91,6 +91,7 @@ class _Recorder:
         self.lines: set[int] = set()
         self.own_files: dict[str, bool] = {}
         self.busy = False  # our own open() raises the audit event too
+        self.active = True  # an in-process run (runpy) records only while the program runs
         hook = os.path.dirname(os.path.realpath(__file__))
         prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
         self.skip = tuple(p + os.sep for p in (*prefixes, hook, "/proc", "/sys", "/dev"))
@@ -143,7 +144,7 @@ class _Recorder:
 
     # ------------------------------------------------------------------ files read
     def audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or not args or self.busy:
+        if event != "open" or not args or self.busy or not self.active:
             return
         self.busy = True
         try:
@@ -187,7 +188,8 @@ class _Recorder:
 
     # ------------------------------------------------------------------ at exit
     def finish(self) -> None:
-        sys.settrace(None)
+        if self.active:  # a run of the whole process (an in-process run restores the trace itself)
+            sys.settrace(None)
         self.stdin_done.wait(0.5)  # the writer has usually closed our stdin by the time we exit
         stdin = b"".join(self.stdin_chunks)
         record = self.record
@@ -207,17 +209,64 @@ class _Recorder:
             pass  # a run that cannot be saved is simply not recorded
 
 
+def _is_target(spec: dict[str, Any], kind: str, target: str) -> bool:
+    if kind == "file":
+        return os.path.realpath(target) == spec["file"]
+    return target == spec["module"]
+
+
+def _in_process_stdin() -> bytes | None:
+    """What is left to read on sys.stdin when a test runs the program in its own process: a StringIO or
+    a text wrapper over BytesIO it put there; None when it is something else (pytest's own stdin, which
+    cannot be read, stands for an empty one)."""
+    stdin = sys.stdin
+    buffer = getattr(stdin, "buffer", None)
+    if hasattr(buffer, "getvalue") and hasattr(buffer, "tell"):
+        return buffer.getvalue()[buffer.tell() :]  # type: ignore[union-attr]
+    if hasattr(stdin, "getvalue") and hasattr(stdin, "tell"):
+        return stdin.getvalue()[stdin.tell() :].encode()
+    return b"" if type(stdin).__name__ == "DontReadFromInput" else None
+
+
+def _recording(function: Any, kind: str, spec: dict[str, Any]) -> Any:
+    """runpy.run_path / run_module, recording a run of the target made inside the test's own process."""
+
+    def run(target: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(target, str) or not _is_target(spec, kind, target):
+            return function(target, *args, **kwargs)
+        recorder = _Recorder(spec, kind, target, [], list(sys.argv[1:]))
+        stdin = _in_process_stdin()
+        if stdin is None:
+            recorder.record["problems"].append("run in process with a stdin that cannot be read back")
+        recorder.stdin_chunks.append(stdin or b"")
+        recorder.stdin_done.set()
+        sys.addaudithook(recorder.audit)
+        previous = sys.gettrace()
+        if previous is None:
+            sys.settrace(recorder.trace)
+        try:
+            return function(target, *args, **kwargs)
+        finally:
+            recorder.active = False
+            if previous is None:
+                sys.settrace(None)
+            recorder.finish()
+
+    return run
+
+
 def maybe_record(raw_spec: str) -> None:
-    """Start recording when this interpreter runs the target program; otherwise do nothing."""
+    """Start recording when this interpreter runs the target program; otherwise watch runpy, which a test
+    may use to run it in its own process."""
     spec = json.loads(raw_spec)
     parsed = parse_argv(list(getattr(sys, "orig_argv", sys.argv))[1:])
-    if parsed is None:
+    if parsed is None or not _is_target(spec, parsed[0], parsed[1]):
+        import runpy
+
+        runpy.run_path = _recording(runpy.run_path, "file", spec)  # type: ignore[assignment]
+        runpy.run_module = _recording(runpy.run_module, "module", spec)  # type: ignore[assignment]
         return
     kind, target, flags, args = parsed
-    if kind == "file" and os.path.realpath(target) != spec["file"]:
-        return
-    if kind == "module" and target != spec["module"]:
-        return
     recorder = _Recorder(spec, kind, target, flags, args)
     recorder.take_stdin()
     sys.addaudithook(recorder.audit)
