@@ -8,6 +8,7 @@ baseline's figures as records, and the sufficiency gate over runs.
 
 from __future__ import annotations
 
+import ast
 import glob
 from dataclasses import replace
 from pathlib import Path
@@ -25,9 +26,13 @@ MAX_RUN_BYTES = 16 * 1024 * 1024  # stdin and files read, per recorded run
 
 def resolve_timing_inputs(patterns: tuple[str, ...], root: Path) -> tuple[str, ...]:
     """`--timing-inputs` globs (relative to the current folder, else to the project root) as files relative
-    to the project root, checked before any sandbox starts."""
+    to the project root, and generators `FILE.py::NAME` (a function returning the stdin texts), checked
+    before any sandbox starts."""
     found: list[str] = []
     for pattern in patterns:
+        if "::" in pattern:  # a generator: FILE.py::NAME, called in the sandbox during the baseline
+            found.append(_generator(pattern, root))
+            continue
         files = _matches(pattern, Path.cwd()) or _matches(pattern, root)
         if not files:
             raise BadTimingInputs(f"--timing-inputs {pattern}: no file matches it (here or under {root})")
@@ -40,6 +45,22 @@ def resolve_timing_inputs(patterns: tuple[str, ...], root: Path) -> tuple[str, .
             if relative not in found:
                 found.append(relative)
     return tuple(found)
+
+
+def _generator(entry: str, root: Path) -> str:
+    text, name = entry.rsplit("::", 1)
+    files = _matches(text, Path.cwd()) or _matches(text, root)
+    if len(files) != 1 or files[0].suffix != ".py":
+        raise BadTimingInputs(f"--timing-inputs {entry}: {text} is not one Python file (here or under {root})")
+    if root not in files[0].parents:
+        raise BadTimingInputs(f"--timing-inputs {entry}: {files[0]} is outside the project root {root}")
+    try:
+        tree = ast.parse(files[0].read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        raise BadTimingInputs(f"--timing-inputs {entry}: {text} cannot be parsed: {exc}") from None
+    if not any(isinstance(node, ast.FunctionDef) and node.name == name for node in tree.body):
+        raise BadTimingInputs(f"--timing-inputs {entry}: {text} defines no top-level function {name}")
+    return f"{files[0].relative_to(root).as_posix()}::{name}"
 
 
 def _matches(pattern: str, base: Path) -> list[Path]:

@@ -50,3 +50,12 @@ def test_the_feedback_hears_when_runs_are_too_short_to_time() -> None:
     assert note is not None and "too short to time honestly" in note and "--timing-inputs" in note
     long = ProgramFacts(3, 3, 3, {}, 0.015, 0.9, 3, 0)
     assert not long.too_short and timing_note(long) is None
+
+
+def test_a_timing_input_generator_is_checked_on_the_host(tmp_path: Path) -> None:
+    (tmp_path / "gen.py").write_text("def big():\n    return ['1\\n']\n")
+    assert resolve_timing_inputs(("gen.py::big",), tmp_path) == ("gen.py::big",)
+    with pytest.raises(BadTimingInputs, match="defines no top-level function small"):
+        resolve_timing_inputs(("gen.py::small",), tmp_path)
+    with pytest.raises(BadTimingInputs, match="is not one Python file"):
+        resolve_timing_inputs(("nope.py::big",), tmp_path)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from collections import Counter
 
+from coderefine_sandbox.process import StepTimeout, base_env, run_step
 from coderefine_sandbox.programs import HOOK_DIR, PROGRAM_TARGET
 from coderefine_sandbox.programs.execute import Version, execute
 from coderefine_sandbox.programs.outputs import difference, example
@@ -108,7 +110,13 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
         )
     }
     error = None
-    timing_inputs = _timing_inputs(request)
+    try:
+        if request.timing is not None:
+            generate_inputs(request)
+        timing_inputs = _timing_inputs(request) if request.timing is not None else []
+    except (RuntimeError, OSError) as exc:
+        report.calibration_error = str(exc)
+        return report
     if request.timing is not None and usable:
         timer = ProcessTimer(original, None, usable, request.io_dir, request.hash_seed, spec.repeats, _timeout(request))
         try:
@@ -133,12 +141,55 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
 
 
 def _timing_inputs(request: RunnerRequest) -> list[bytes]:
+    """The user's stdin files, and what their generators gave in the baseline (files in its io folder)."""
     assert request.program is not None
     found = []
-    for path in request.program.timing_inputs:
-        with open(os.path.join(request.workspace, path), "rb") as fh:
+    for index, entry in enumerate(request.program.timing_inputs):
+        if "::" in entry:
+            folder = _generated_folder(request, index)
+            for name in sorted(os.listdir(folder)):
+                with open(os.path.join(folder, name), "rb") as fh:
+                    found.append(fh.read())
+            continue
+        with open(os.path.join(request.workspace, entry), "rb") as fh:
             found.append(fh.read())
     return found
+
+
+def _generated_folder(request: RunnerRequest, index: int) -> str:
+    assert request.program is not None
+    return os.path.join(os.path.dirname(request.program.runs_path), f"timing-generated-{index}")
+
+
+_GENERATE = """
+import os, runpy, sys
+namespace = runpy.run_path(sys.argv[1])
+for index, item in enumerate(namespace[sys.argv[2]]()):
+    with open(os.path.join(sys.argv[3], f"{index:05d}"), "wb") as fh:
+        fh.write(item.encode("utf-8") if isinstance(item, str) else bytes(item))
+"""
+
+
+def generate_inputs(request: RunnerRequest) -> None:
+    """Call the user's timing input generators (`--timing-inputs FILE.py::NAME`) in the original's workspace;
+    RuntimeError when one fails or gives nothing."""
+    assert request.program is not None
+    for index, entry in enumerate(request.program.timing_inputs):
+        if "::" not in entry:
+            continue
+        path, name = entry.rsplit("::", 1)
+        folder = _generated_folder(request, index)
+        os.makedirs(folder, exist_ok=True)
+        argv = [sys.executable, "-c", _GENERATE, os.path.join(request.workspace, path), name, folder]
+        try:
+            proc = run_step(
+                argv, cwd=request.workspace, env=base_env(request, request.workspace), timeout=request.step_timeout
+            )
+        except StepTimeout as exc:
+            raise RuntimeError(f"the timing input generator {entry} {exc}") from None
+        if proc.returncode != 0 or not os.listdir(folder):
+            detail = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else ["it gave no input"]
+            raise RuntimeError(f"the timing input generator {entry} failed: {detail[0][:300]}")
 
 
 def lines_of(path: str) -> set[int]:

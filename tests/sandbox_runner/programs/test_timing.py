@@ -83,3 +83,22 @@ def test_a_program_that_does_less_work_is_confirmed_faster(tmp_path: Path) -> No
     report = measure(ProcessTimer(original, candidate, [run], str(tmp_path), 0, 1, 10), [], 3, PROCESS_FLOOR)
     assert report.confirmation is not None and report.ci[0] > 1 + PROCESS_FLOOR
     assert report.estimates["after_startup"].speedup > report.speedup
+
+
+def test_a_timing_input_generator_runs_in_the_workspace(tmp_path: Path) -> None:
+    from coderefine_sandbox.programs.steps import _timing_inputs, generate_inputs
+    from coderefine_sandbox.protocol import ProgramSpec
+
+    from tests.sandbox_runner.samples import request
+
+    (tmp_path / "gen.py").write_text("def big():\n    return ['3\\n1 2 3\\n', b'1\\n7\\n']\n")
+    (tmp_path / "small.txt").write_text("1\n5\n")
+    spec = ProgramSpec(
+        "prog.py", str(tmp_path / "runs.json"), "exact", False, 10, 1000, ("small.txt", "gen.py::big"), 3
+    )
+    sample = request(workspace=str(tmp_path), import_root=".", program=spec, step_timeout=30.0)
+    generate_inputs(sample)
+    assert _timing_inputs(sample) == [b"1\n5\n", b"3\n1 2 3\n", b"1\n7\n"]
+    (tmp_path / "gen.py").write_text("def big():\n    raise ValueError('no inputs today')\n")
+    with pytest.raises(RuntimeError, match=r"gen\.py::big failed: ValueError: no inputs today"):
+        generate_inputs(sample)
