@@ -70,14 +70,20 @@ def run_folder(run: Run, parent: str) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def execute(run: Run, version: Version, scratch: str, hash_seed: int, timeout: float) -> Outcome:
+def execute(
+    run: Run, version: Version, scratch: str, hash_seed: int, timeout: float, lines_out: str | None = None
+) -> Outcome:
+    """The version's outcome on the run; with `lines_out`, the program's lines it ran go there (JSON)."""
+    env = version.env(run, hash_seed)
+    if lines_out is not None:
+        env["CODEREFINE_PROGRAM_LINES"] = lines_out
     with run_folder(run, scratch) as folder:
         before = _snapshot(folder)
         started = time.perf_counter()
         proc = subprocess.Popen(
             version.argv(run),
             cwd=folder,
-            env=version.env(run, hash_seed),
+            env=env,
             stdin=subprocess.PIPE if run.stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -137,7 +137,7 @@ def _from_hook(record: dict[str, Any]) -> Run:
         stdin=None if record.get("stdin_kind") == "closed" else _unb64(record.get("stdin", "")),
         files=files,
         env=dict(record.get("env", {})),
-        lines=tuple(record.get("lines", [])),
+        lines=(),  # traced in a replay of the original (steps.baseline)
         problems=tuple(dict.fromkeys(problems)),
     )
 

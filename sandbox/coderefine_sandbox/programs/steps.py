@@ -17,7 +17,7 @@ import sys
 import time
 from collections import Counter
 
-from coderefine_sandbox.process import StepTimeout, base_env, run_step
+from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step
 from coderefine_sandbox.programs import HOOK_DIR, PROGRAM_TARGET
 from coderefine_sandbox.programs.execute import Version, execute
 from coderefine_sandbox.programs.outputs import difference, example
@@ -78,7 +78,11 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
             checked.append(run)
             continue
         first = execute(run, original, request.io_dir, request.hash_seed, _timeout(request))
-        second = execute(run, original, request.io_dir, request.hash_seed, _timeout(request))
+        # The second run also notes the program's lines it runs (tracing slows it, never changes it).
+        lines_out = os.path.join(request.io_dir, "run-lines.json")
+        remove_stale(lines_out)
+        second = execute(run, original, request.io_dir, request.hash_seed, _timeout(request), lines_out)
+        run = Run(**{**run.__dict__, "lines": tuple(_read_lines(lines_out))})
         found = difference(
             first,
             second,
@@ -138,6 +142,14 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
         error=error,
     )
     return report
+
+
+def _read_lines(path: str) -> list[int]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return list(json.load(fh))
+    except (OSError, ValueError):
+        return []
 
 
 def _timing_inputs(request: RunnerRequest) -> list[bytes]:

@@ -102,3 +102,12 @@ def test_a_timing_input_generator_runs_in_the_workspace(tmp_path: Path) -> None:
     (tmp_path / "gen.py").write_text("def big():\n    raise ValueError('no inputs today')\n")
     with pytest.raises(RuntimeError, match=r"gen\.py::big failed: ValueError: no inputs today"):
         generate_inputs(sample)
+
+
+def test_a_replay_notes_the_program_lines_it_runs(tmp_path: Path) -> None:
+    original, _ = _versions(tmp_path, "n = int(input())\nif n > 5:\n    print('big')\nprint(n)\n", "")
+    run = Run("file", "prog.py", (), (), b"3\n", {}, {}, ())
+    out = tmp_path / "lines.json"
+    outcome = execute(run, original, str(tmp_path), 0, 10, str(out))
+    assert (outcome.exit_code, outcome.stdout) == (0, b"3\n")
+    assert out.read_text() == "[1, 2, 4]"

@@ -3,13 +3,13 @@
 The record (written at exit into the folder the spec names):
     {"kind": "file"|"module", "target": ..., "flags": [...], "args": [...], "cwd": ...,
      "stdin": base64 | null, "stdin_kind": "pipe"|"file"|"null"|"tty"|"closed", "stdin_complete": bool,
-     "files": {path as opened: base64}, "env": {allow-listed}, "lines": [program lines run],
+     "files": {path as opened: base64}, "env": {allow-listed},
      "problems": [why it cannot be replayed]}
 
 stdin is taken at the file descriptor, so every way of reading it is seen: a regular file is read with
 pread (the program's offset is untouched); a pipe or socket is swapped for a pipe of ours, fed by a thread
 that keeps a copy of every byte, which also keeps an interactive exchange working (nothing is read ahead
-of what the writer sends). Lines run are traced with sys.settrace for the target file's code only.
+of what the writer sends). The program's lines are not traced here but in a replay (trace_lines).
 """
 
 from __future__ import annotations
@@ -88,8 +88,6 @@ class _Recorder:
         self.size = 0
         self.stdin_chunks: list[bytes] = []
         self.stdin_done = threading.Event()
-        self.lines: set[int] = set()
-        self.own_files: dict[str, bool] = {}
         self.busy = False  # our own open() raises the audit event too
         self.active = True  # an in-process run (runpy) records only while the program runs
         hook = os.path.dirname(os.path.realpath(__file__))
@@ -171,32 +169,14 @@ class _Recorder:
         if self.size > self.max_bytes:
             self.record["problems"].append("reads more than the recording keeps")
 
-    # ------------------------------------------------------------------ lines run
-    def trace(self, frame: Any, event: str, arg: Any) -> Any:
-        filename = frame.f_code.co_filename
-        own = self.own_files.get(filename)
-        if own is None:
-            own = self.own_files[filename] = os.path.realpath(filename) == self.file
-        if not own:
-            return None
-        return self._line
-
-    def _line(self, frame: Any, event: str, arg: Any) -> Any:
-        if event == "line":
-            self.lines.add(frame.f_lineno)
-        return self._line
-
     # ------------------------------------------------------------------ at exit
     def finish(self) -> None:
-        if self.active:  # a run of the whole process (an in-process run restores the trace itself)
-            sys.settrace(None)
         self.stdin_done.wait(0.5)  # the writer has usually closed our stdin by the time we exit
         stdin = b"".join(self.stdin_chunks)
         record = self.record
         record["stdin_complete"] = self.stdin_done.is_set()
         record["stdin"] = base64.b64encode(stdin).decode("ascii")
         record["files"] = {path: base64.b64encode(data).decode("ascii") for path, data in self.files.items()}
-        record["lines"] = sorted(self.lines)
         if len(stdin) + self.size > self.max_bytes:
             record["problems"].append("stdin and files larger than the recording keeps")
             record["stdin"], record["files"] = "", {}
@@ -241,15 +221,10 @@ def _recording(function: Any, kind: str, spec: dict[str, Any]) -> Any:
         recorder.stdin_chunks.append(stdin or b"")
         recorder.stdin_done.set()
         sys.addaudithook(recorder.audit)
-        previous = sys.gettrace()
-        if previous is None:
-            sys.settrace(recorder.trace)
         try:
             return function(target, *args, **kwargs)
         finally:
             recorder.active = False
-            if previous is None:
-                sys.settrace(None)
             recorder.finish()
 
     return run
@@ -271,4 +246,41 @@ def maybe_record(raw_spec: str) -> None:
     recorder.take_stdin()
     sys.addaudithook(recorder.audit)
     atexit.register(recorder.finish)
-    sys.settrace(recorder.trace)
+
+
+def trace_lines(out: str) -> None:
+    """Note the target program's lines this run executes into `out` (JSON) at exit: set by the runner for
+    one of the original's replays, never in the tests' own runs (tracing slows a program down, and a test's
+    time limit must not be spent on it)."""
+    parsed = parse_argv(list(getattr(sys, "orig_argv", sys.argv))[1:])
+    if parsed is None:
+        return
+    kind, target = parsed[0], parsed[1]
+    if kind == "module":
+        import importlib.util
+
+        spec = importlib.util.find_spec(target)
+        target = spec.origin if spec is not None and spec.origin else target
+    file = os.path.realpath(target)
+    lines: set[int] = set()
+    own: dict[str, bool] = {}
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return local
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        filename = frame.f_code.co_filename
+        mine = own.get(filename)
+        if mine is None:
+            mine = own[filename] = os.path.realpath(filename) == file
+        return local if mine else None
+
+    def finish() -> None:
+        sys.settrace(None)
+        with open(out, "w", encoding="utf-8") as fh:
+            json.dump(sorted(line for line in lines if line > 0), fh)
+
+    atexit.register(finish)
+    sys.settrace(trace)

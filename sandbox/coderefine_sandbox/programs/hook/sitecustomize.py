@@ -6,8 +6,9 @@ Two jobs, each switched on by an environment variable the sandbox runner sets:
   program (`python path/to/file.py ...` or `python -m its.module ...`), record the run's inputs: argv,
   working directory, stdin (whatever it is read through: `sys.stdin`, `input()`, `open(0)`,
   `sys.stdin.buffer`, since the bytes are taken at the file descriptor), the files it reads, the
-  allow-listed environment, and the program's lines it ran. Outcomes are not taken here: the runner
-  replays every recorded run on the original itself (twice, to find the ones that do not repeat).
+  allow-listed environment. Outcomes are not taken here: the runner replays every recorded run on the
+  original itself (twice, to find the ones that do not repeat).
+- CODEREFINE_PROGRAM_LINES (the second of those replays): note the program's lines the run executes.
 - CODEREFINE_PROGRAM_PIN (replay and timing of both versions): seed `random`, as each test is for calls.
 
 Any other sitecustomize further down sys.path is still run. Standard library only, nothing imported from
@@ -64,6 +65,11 @@ def _main() -> None:
         sys.meta_path.insert(0, _SeedRandom())
     elif os.environ.get("CODEREFINE_PROGRAM_PIN") == "1":
         sys.modules["random"].seed(0)
+    lines_out = os.environ.get("CODEREFINE_PROGRAM_LINES")
+    if lines_out:
+        from coderefine_program_record import trace_lines  # type: ignore[import-not-found]
+
+        trace_lines(lines_out)
     spec = os.environ.get("CODEREFINE_PROGRAM_RECORD")
     if spec:
         from coderefine_program_record import maybe_record  # type: ignore[import-not-found]
