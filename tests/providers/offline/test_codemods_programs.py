@@ -53,3 +53,24 @@ def test_left_alone_when_names_are_rebound_or_not_a_program() -> None:
 def test_the_rules_are_in_the_optimize_task() -> None:
     result = apply_rules(PROGRAM, ["stdin-readline", "print-batching"])
     assert result.applied == ("stdin-readline", "print-batching")
+
+
+SCRIPT = '''"""Distinct words."""
+n = int(input())
+seen = []
+for _ in range(n):
+    w = input()
+    if w not in seen:
+        seen.append(w)
+print(len(seen))
+'''
+
+
+def test_function_codemods_reach_a_scripts_top_level_code() -> None:
+    result = apply_rules(SCRIPT, ["seen-list-to-set"])
+    assert result.applied == ("seen-list-to-set",)
+    assert result.code.startswith('"""Distinct words."""\nn = int(input())\nseen = []\nseen_set = set()\n')
+    assert "__coderefine_module__" not in result.code
+    assert _run(result.code, "3\na\nb\na\n") == _run(SCRIPT, "3\na\nb\na\n") == "2\n"
+    assert apply_rules("global seen\n" + SCRIPT, ["seen-list-to-set"]).applied == ()
+    assert apply_rules(SCRIPT, ["seen-list-to-set"], targets=["main"]).applied == ()  # --function: not the script

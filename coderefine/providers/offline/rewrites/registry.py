@@ -28,7 +28,8 @@ from coderefine.providers.offline.rewrites.codemods_containers import (
 from coderefine.providers.offline.rewrites.codemods_loops import find_trial_division
 from coderefine.providers.offline.rewrites.codemods_memo import find_memoize
 from coderefine.providers.offline.rewrites.codemods_programs import print_batching, stdin_readline
-from coderefine.providers.offline.rewrites.cst_session import Finder, run_codemod
+from coderefine.providers.offline.rewrites.cst_module_level import run_codemod_anywhere
+from coderefine.providers.offline.rewrites.cst_session import Finder
 from coderefine.providers.offline.rewrites.ruff_fixes import RuffFix, apply_fix_rule, apply_format
 
 OPT = frozenset({"optimize"})
@@ -53,7 +54,10 @@ def _ruff(select: str, tasks: frozenset[str], description: str, *, unsafe: bool 
 
 
 def _codemod(rule_id: str, tasks: frozenset[str], description: str, finder: Finder, hint: str) -> Entry:
-    return Entry(Rule(rule_id, description, tasks), lambda source, targets: run_codemod(source, targets, finder, hint))
+    return Entry(
+        Rule(rule_id, description, tasks),
+        lambda source, targets: run_codemod_anywhere(source, targets, finder, hint),
+    )
 
 
 _OPTIMIZE_RUFF = [
