@@ -80,4 +80,4 @@ def test_optimize_a_program_on_timing_inputs(scripted, tmp_path):
     timing = report["iterations"][0]["timing"]
     assert timing["basis"] == "process" and timing["workload"] == "timing inputs (--timing-inputs)"
     assert report["status"] == "improved" and report["best"]["speedup_ci"][0] > 1.1
-    assert timing["after_startup_speedup_ci"][0] >= report["best"]["speedup_ci"][0]
+    assert timing["after_startup_speedup_ci"][0] >= report["best"]["speedup"]  # start-up taken out of both
