@@ -36,6 +36,7 @@ class ExitCode(IntEnum):
     INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
     BASELINE_TIMEOUT = 22  # the original's tests did not finish within --timeout (not a failure of theirs)
     TESTS_NOT_IMPORTABLE = 23  # pytest could not import the test files: the project or a dependency is not installed
+    TIMING_INPUTS = 26  # --timing-inputs names no file, or a file outside the project root
     INTERRUPTED = 130
 
 
@@ -150,3 +151,7 @@ class RunFailed(CoderefineError):
     def __init__(self, record: RunError) -> None:
         super().__init__(record.message)
         self.exit_code = ExitCode(record.code)
+
+
+class BadTimingInputs(CoderefineError):
+    exit_code = ExitCode.TIMING_INPUTS

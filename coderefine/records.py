@@ -89,6 +89,7 @@ class BehaviorReport:
     generated_mismatches: int = 0
     held_out_mismatches: int = 0  # of `mismatches`, on held-out calls (never shown to the model)
     mismatched_functions: tuple[str, ...] = ()  # the targets with a call that differed
+    unit: str = "call"  # what was replayed: recorded calls, or recorded runs of a program ("run")
 
     @property
     def equivalent(self) -> bool:
@@ -145,6 +146,9 @@ class Timing:
     # Each target's own (speedup, low, high) over every pair, and on the second series when there was one.
     per_function: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     per_function_confirmation: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
+    # (speedup, low, high), reported beside the whole process's, which is the verdict's.
+    after_startup: tuple[float, float, float] | None = None
 
     @property
     def cleared(self) -> bool:
@@ -316,6 +320,33 @@ class GeneratedInputs:
 
 
 @dataclass(frozen=True)
+class ProgramFacts:
+    """A target judged by the program runs its tests made (stdin -> stdout), and its timing figures."""
+
+    runs: int  # runs of the program the tests made
+    replayable: int
+    usable: int  # the runs candidates are compared on
+    problems: dict[str, int]  # why runs were left out -> how many
+    startup_seconds: float | None  # interpreter start-up (an empty program started the same way)
+    run_seconds: float | None  # the original's processes over one timing pass
+    timing_runs: int  # processes in one timing pass
+    timing_inputs: int  # of those, stdin files the user gave (--timing-inputs)
+
+    @property
+    def startup_share(self) -> float | None:
+        """How much of the original's process time is interpreter start-up."""
+        if self.startup_seconds is None or not self.run_seconds:
+            return None
+        return min(1.0, self.startup_seconds * self.timing_runs / self.run_seconds)
+
+    @property
+    def too_short(self) -> bool:
+        """Start-up is half the time or more: a gain in the program's own work hardly shows."""
+        share = self.startup_share
+        return share is not None and share >= 0.5
+
+
+@dataclass(frozen=True)
 class BaselineFacts:
     """What the original's run in the sandbox established; the evaluator's half of a Baseline."""
 
@@ -331,6 +362,7 @@ class BaselineFacts:
     untimed: str | None = None  # why candidates are not timed although speed is the task (too fast a workload)
     timed_calls: int = 0  # calls in the stratified timing sample when a full pass exceeds the budget (0: all)
     tests_selected: TestsSelected | None = None
+    program: ProgramFacts | None = None  # set when candidates are judged by recorded program runs
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -225,6 +225,33 @@ SPECS: tuple[SettingSpec, ...] = (
         "also compare on inputs generated from type hints (needs hypothesis)",
         panel=_VERDICT,
     ),
+    # Programs (a target its tests run as a process: coderefine.evaluation.programs)
+    SettingSpec(
+        "output_match",
+        str,
+        "exact",
+        "programs: how a recorded run's stdout must match (whitespace: trailing blanks ignored; numeric: "
+        "numbers within rel_tol/abs_tol)",
+        choices=("exact", "whitespace", "numeric"),
+        panel=_VERDICT,
+    ),
+    SettingSpec("compare_stderr", bool, False, "programs: compare stderr of each recorded run too", panel=_VERDICT),
+    SettingSpec(
+        "min_runs",
+        int,
+        1,
+        "programs: fewest usable recorded runs of the program that can judge a candidate",
+        0,
+        panel=_VERDICT,
+    ),
+    SettingSpec(
+        "timing_inputs",
+        tuple,
+        (),
+        "programs: stdin files (globs under the project root, comma-separated) to time on instead of the recorded runs",
+        panel=_LOOP,
+        metavar="GLOBS",
+    ),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 # Keys a later part of coderefine reads from [tool.coderefine] itself (tables, not single values).

@@ -31,7 +31,7 @@ from coderefine_sandbox.protocol import (
 )
 
 from coderefine.errors import NoTestsFound, SandboxError
-from coderefine.evaluation import reports
+from coderefine.evaluation import programs, reports
 from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.project import Project
@@ -153,6 +153,8 @@ class Evaluator:
             raise SandboxError(f"replaying the original's recorded calls failed: {problem.splitlines()[-1]}")
         if report.calibration_error is not None:
             raise SandboxError(report.calibration_error)
+        if report.program is not None:  # the tests run the target as a program: judged by its runs
+            return self._program_baseline(report, tests, code, started)
         calibration = report.calibration
         generated = reports.generated_inputs(report.generated)
         unstable = self_check.mismatches if self_check is not None else 0
@@ -211,6 +213,26 @@ class Evaluator:
             tests_selected=selected,
         )
 
+    def _program_baseline(self, report: BaselineReport, tests: TestReport, code: str, started: float) -> BaselineFacts:
+        assert report.program is not None
+        parts = {
+            "tests": tests,
+            "metrics": self._metrics(code),
+            "wall_seconds": time.perf_counter() - started,
+            "cpu_seconds": report.cpu_seconds,
+        }
+        facts = programs.baseline_facts(
+            report.program, reports.evidence(report.evidence), parts, self.settings, (*ALWAYS_PINNED, *report.pinned)
+        )
+        self.learned = Learned(
+            loops=facts.loops,
+            workload_seconds=facts.workload_seconds,
+            calls_recorded=facts.calls_recorded,
+            program=True,
+        )
+        self.candidate_timeout = min(self.settings.test_timeout, max(30.0, 5 * tests.duration + 10))
+        return facts
+
     def _check_baseline(self, report: BaselineReport) -> TestReport:
         """The original's tests, once sure they ran, all passed, and imported the project's copy."""
         if report.runner_error is not None:
@@ -256,7 +278,8 @@ class Evaluator:
         evaluation = reports.candidate_evaluation(
             report, self._metrics(candidate.code), workload, time.perf_counter() - started
         )
-        return replace(evaluation, setup_seconds=round(setup, 4))
+        evaluation = replace(evaluation, setup_seconds=round(setup, 4))
+        return programs.as_runs(evaluation) if self.learned.program else evaluation
 
     def _evaluate_in(self, candidate: Candidate, layered: bool) -> tuple[CandidateReport, float]:
         """One sandbox run of `candidate` in a workspace of its own; also the seconds setting it up took."""
@@ -286,6 +309,8 @@ class Evaluator:
         self.copy_reason = reason
 
     def _workload_label(self) -> str:
+        if self.learned.program:
+            return "timing inputs (--timing-inputs)" if self.settings.timing_inputs else "recorded runs"
         bench = self.settings.bench
         return f"bench {bench.label}" if bench else "recorded calls"
 

@@ -89,7 +89,13 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         per_function_confirmation={}
         if confirmation is None
         else {name: (e.speedup, *e.ci) for name, e in confirmation.per_target.items()},
+        after_startup=_after_startup(report),
     )
+
+
+def _after_startup(report: protocol.TimingReport) -> tuple[float, float, float] | None:
+    found = report.estimates.get("after_startup") if report.basis == "process" else None
+    return None if found is None else (found.speedup, *found.ci)
 
 
 def evidence(per_target: dict[str, protocol.TargetEvidence]) -> tuple[TargetEvidence, ...]:

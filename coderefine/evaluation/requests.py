@@ -13,11 +13,13 @@ from coderefine_sandbox.protocol import (
     CaptureLimits,
     GeneratedPaths,
     Mode,
+    ProgramSpec,
     RunnerRequest,
     TestSelection,
     TimingParameters,
 )
 
+from coderefine.evaluation.programs import program_spec
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.timing_policy import noise_floor, values_per_process
@@ -40,6 +42,7 @@ class Learned:
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
     capabilities: tuple[Capability, ...] = ()  # the powers the original used while replayed (audit.py)
     untimed: str | None = None  # why candidates are not timed (see timing_policy.too_fast)
+    program: bool = False  # candidates are judged by the program runs the tests made
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,20 @@ class Requests:
             ),
             timing=self._timing(learned),
             bench=self._bench(),
-            replay=learned.calls_recorded > 0,
+            replay=learned.calls_recorded > 0 and not learned.program,
             generate=generate,
             generated=self._generated_paths() if mode == "candidate" and learned.generated_calls else None,
             original_capabilities=learned.capabilities,
             allow=tuple(settings.allow),
             selection=self.selection,
+            program=self._program(mode, learned),
         )
+
+    def _program(self, mode: Mode, learned: Learned) -> ProgramSpec | None:
+        """Record program runs in the baseline of anything that can run as a program; replay them for
+        candidates when the baseline judged by them."""
+        wanted = self.settings.script if mode == "baseline" else learned.program
+        return program_spec(self.settings, self.project, self.baseline_io) if wanted else None
 
     def _timing(self, learned: Learned) -> TimingParameters | None:
         settings = self.settings

@@ -49,3 +49,10 @@ class EvaluationSettings:
     # `coderefine bench --jobs N`: a file every job locks exclusively around a sandbox run that times code,
     # so that no two timing runs overlap (see coderefine.bench.runner)
     timing_lock: Path | None = None
+    # programs (coderefine.evaluation.programs)
+    output_match: str = _user_default("output_match")
+    compare_stderr: bool = _user_default("compare_stderr")
+    min_runs: int = _user_default("min_runs")
+    timing_inputs: tuple[str, ...] = ()  # stdin files, relative to the project root
+    program_repeats: int = 3  # processes per input and version in one timing pair (the fastest counts)
+    max_runs: int = 200

@@ -7,6 +7,7 @@ every claim in a prompt is something that was measured.
 from __future__ import annotations
 
 from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
+from coderefine.refine.program_facts import program_baseline_lines, program_timing_note
 
 _FAILURE_LIMIT = 600
 _MAX_FAILURES = 3
@@ -101,6 +102,7 @@ def timing_lines(evaluation: Evaluation) -> list[str]:
             else ""
         )
         + ")."
+        + program_timing_note(timing)
     ]
 
 
@@ -163,7 +165,9 @@ def metric_lines(evaluation: Evaluation, reference: Evaluation | None = None) ->
 def baseline_facts(baseline: Baseline) -> str:
     evaluation = baseline.evaluation
     lines = test_lines(evaluation)
-    if baseline.calls_recorded:
+    if baseline.program is not None:
+        lines += program_baseline_lines(baseline)
+    elif baseline.calls_recorded:
         behavior = evaluation.behavior
         skipped = f"; {behavior.skipped} could not be replayed" if behavior and behavior.skipped else ""
         lines.append(
@@ -173,7 +177,7 @@ def baseline_facts(baseline: Baseline) -> str:
     else:
         lines.append("- The tests made no recordable calls to the target functions: the tests alone judge behaviour.")
     lines += evidence_lines(baseline)
-    if baseline.workload_seconds is not None:
+    if baseline.workload_seconds is not None and baseline.program is None:
         lines.append(
             f"- One pass over the recorded calls takes {_seconds(baseline.workload_seconds)} (the timing workload)."
         )
@@ -186,7 +190,7 @@ def evidence_lines(baseline: Baseline) -> list[str]:
     """Per target: how many calls judge it and how much of it the tests run, so that the model knows
     which changes the tests can see and which they cannot."""
     lines = []
-    for e in baseline.evidence:
+    for e in baseline.evidence if baseline.program is None else ():
         coverage = f"{e.covered}/{e.lines} lines run by the tests" if e.lines else "no lines measured"
         missed = ""
         if e.missed_lines:

@@ -9,9 +9,11 @@ prepare the provider, build the evaluation settings and the loop, run it, write 
 from __future__ import annotations
 
 import traceback
+from pathlib import Path
 
 from coderefine.errors import CoderefineError, ExitCode, UsageError
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
 from coderefine.evaluation.selection import default_selection_cache, plan_selection
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
@@ -128,7 +130,7 @@ class _Run:
         if observer is not None:
             self._note_choices(observer, choice_reason, bench)
         provider = self._prepare_provider(model_provider, project, source)  # wrapped for --trace
-        evaluation_settings = self._evaluation_settings(task, source, targets, bench)
+        evaluation_settings = self._evaluation_settings(task, source, targets, bench, project.root)
         settings = options.settings
         cache = default_selection_cache() if settings["cache"] else None
         selection = plan_selection(project, targets, source.text, settings["test_selection"], cache)
@@ -193,7 +195,12 @@ class _Run:
         return provider
 
     def _evaluation_settings(
-        self, task: TaskSpec, source: SourceFile, targets: tuple[str, ...], bench: UserBenchmark | None
+        self,
+        task: TaskSpec,
+        source: SourceFile,
+        targets: tuple[str, ...],
+        bench: UserBenchmark | None,
+        root: Path,
     ) -> EvaluationSettings:
         options = self.options
         settings = options.settings
@@ -230,6 +237,10 @@ class _Run:
             keep_workspaces=options.keep_workspaces,
             bench=bench,
             timing_lock=options.timing_lock,
+            output_match=settings["output_match"],
+            compare_stderr=settings["compare_stderr"],
+            min_runs=settings["min_runs"],
+            timing_inputs=resolve_timing_inputs(settings["timing_inputs"], root),
         )
 
     def _build_loop(

@@ -104,9 +104,9 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
                 f"{behavior.held_out_mismatches} of them held out (their inputs are not shown)"
             )
         if example is None:
-            return f"behaviour changed on {behavior.mismatches} recorded calls"
+            return f"behaviour changed on {behavior.mismatches} recorded {behavior.unit}s"
         return (
-            f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded calls: "
+            f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded {behavior.unit}s: "
             f"{example.function}{_call_args(example.args)} {example.kind}: "
             f"expected {example.expected}, got {example.got}"
         )

@@ -79,9 +79,17 @@ class ConsoleView:
         tests = baseline.evaluation.tests
         assert tests is not None
         line = f"[bold]baseline[/]: {tests.passed} tests passed in {tests.duration:.1f}s"
-        if baseline.calls_recorded:
+        program = baseline.program
+        if program is not None:
+            line += f", {program.usable}/{program.runs} program runs recorded and repeatable"
+            if program.startup_seconds is not None and program.run_seconds is not None:
+                line += (
+                    f", {program.run_seconds * 1e3:.1f} ms per timing pass of {program.timing_runs} processes"
+                    f" (start-up {program.startup_seconds * 1e3:.1f} ms each)"
+                )
+        elif baseline.calls_recorded:
             line += f", {baseline.calls_recorded} calls recorded"
-        if baseline.workload_seconds is not None:
+        if baseline.workload_seconds is not None and program is None:
             line += f", workload {duration_text(baseline.workload_seconds)} per pass"
         if baseline.timed_calls:
             line += f" (timed on a stratified sample of {baseline.timed_calls} calls)"
@@ -132,8 +140,11 @@ def evidence_text(baseline: Baseline) -> str:
     if not gate.applies:
         return f"not gated: {gate.reason}"
     coverage = f"{gate.covered}/{gate.lines} lines of the targets run ({gate.coverage:.0%})" if gate.lines else ""
-    figures = ", ".join(part for part in (f"{gate.calls} usable calls", coverage) if part)
-    needs = f"needs {gate.min_calls} calls, {gate.min_coverage:.0%} of the lines"
+    unit = "runs" if baseline.program is not None else "calls"
+    if baseline.program is not None:
+        coverage = coverage.replace("of the targets", "of the program")
+    figures = ", ".join(part for part in (f"{gate.calls} usable {unit}", coverage) if part)
+    needs = f"needs {gate.min_calls} {unit}, {gate.min_coverage:.0%} of the lines"
     if gate.sufficient:
         return f"{figures}: sufficient ({needs})"
     verdict = "INSUFFICIENT, judged anyway (--allow-insufficient-tests)" if gate.allowed else "INSUFFICIENT"

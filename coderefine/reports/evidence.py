@@ -12,7 +12,7 @@ def verification_evidence(evaluation: Evaluation) -> list[str]:
         parts.append(f"{evaluation.tests.passed} tests passed")
     behavior = evaluation.behavior
     if behavior is not None and behavior.calls_compared:
-        parts.append(f"{behavior.calls_compared} recorded calls replayed identically")
+        parts.append(f"{behavior.calls_compared} recorded {behavior.unit}s replayed identically")
     if behavior is not None and behavior.generated_compared:
         parts.append(f"{behavior.generated_compared} generated inputs identical")
     return parts

@@ -67,6 +67,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         else None,
         # each target's own [speedup, low, high]; the figures above are the workload-weighted total
         "per_function": {name: list(figure) for name, figure in t.per_function.items()},
+        **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
     }
 
 
@@ -164,6 +165,9 @@ def report_dict(result: Result) -> dict[str, Any]:
             "seconds": round(evaluation.wall_seconds, 3),
             "test_seconds": round(evaluation.tests.duration, 3) if evaluation.tests is not None else None,
         }
+        if result.baseline.program is not None:  # only for programs, so function runs' reports are unchanged
+            program = result.baseline.program
+            baseline["program"] = {**vars(program), "startup_share": program.startup_share}
     best = None
     if result.best is not None and result.best.candidate is not None:
         evaluation = result.best.evaluation

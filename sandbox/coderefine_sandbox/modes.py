@@ -12,6 +12,7 @@ import os
 import pickle
 from typing import Any
 
+import coderefine_sandbox.programs.steps as program_steps
 from coderefine_sandbox.audit import gained
 from coderefine_sandbox.behavior_steps import generate, replay, write_unstable
 from coderefine_sandbox.process import StepTimeout
@@ -28,7 +29,8 @@ from coderefine_sandbox.timing import calibrate, measure
 
 def baseline(request: RunnerRequest) -> BaselineReport:
     workspace = request.workspace
-    report = BaselineReport(tests=run_tests(request, workspace, capture=True))
+    hook = program_steps.record_env(request, workspace) if request.program is not None else None
+    report = BaselineReport(tests=run_tests(request, workspace, capture=True, extra_env=hook))
     if report.tests is None or report.tests.stops_the_run:
         return report
     if not os.path.exists(request.calls_path):
@@ -36,6 +38,9 @@ def baseline(request: RunnerRequest) -> BaselineReport:
         return report
     with open(request.calls_path, "rb") as fh:
         payload = pickle.load(fh)
+    if request.program is not None and not payload["records"]:
+        # No call could be recorded: the tests run the target as a program. Judge it by its runs.
+        return program_steps.baseline(request, report)
     report.capture = CaptureSummary(
         recorded=len(payload["records"]),
         counts=payload["counts"],
@@ -101,6 +106,8 @@ def candidate(request: RunnerRequest) -> CandidateReport:
     report = CandidateReport(tests=run_tests(request, workspace, capture=False))
     if report.tests is None or report.tests.stops_the_run:
         return report
+    if request.program is not None:  # the baseline judged by recorded program runs
+        return program_steps.candidate(request, report)
     if request.replay:
         behavior = replay(request, workspace, profile=True)
         report.behavior = behavior

@@ -107,6 +107,25 @@ class TestSelection:
 
 
 @dataclass(frozen=True)
+class ProgramSpec:
+    """A target its tests run as a program (stdin -> stdout): how its runs are recorded, replayed, timed.
+
+    Set for the baseline of every file that can run as a program (the runner then records the runs the
+    tests make, and uses them when the tests made no calls it could record); set for candidates only when
+    the baseline judged by runs.
+    """
+
+    file: str  # the target file, relative to the workspace
+    runs_path: str  # the baseline's recorded runs with the original's outcomes (JSON)
+    output: Literal["exact", "whitespace", "numeric"]  # how stdout (and stderr, when compared) must match
+    compare_stderr: bool
+    max_runs: int  # runs kept (the first ones)
+    max_bytes: int  # stdin and files read, per run
+    timing_inputs: tuple[str, ...]  # stdin files (relative to the workspace) to time on instead of the runs
+    repeats: int  # processes per input and version in one timing pair (the fastest counts)
+
+
+@dataclass(frozen=True)
 class RunnerRequest:
     """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
 
@@ -134,6 +153,7 @@ class RunnerRequest:
     original_capabilities: tuple[Capability, ...]  # candidate: what the original used (the baseline's replay)
     allow: tuple[str, ...]  # capability kinds a candidate may gain (`--allow`)
     selection: TestSelection | None  # None: every test the pytest arguments name
+    program: ProgramSpec | None = None  # the target as a program (programs/); None: calls only
 
 
 # ----------------------------------------------------------------------------- reports: the steps
@@ -309,7 +329,7 @@ class TimingReport:
     ci: tuple[float, float]
     original_seconds: float
     candidate_seconds: float
-    basis: Literal["steady", "first"]
+    basis: Literal["steady", "first", "process"]  # "process": whole program runs (programs/timing.py)
     estimates: dict[str, Estimate]
     pairs: int
     loops: int
@@ -323,6 +343,21 @@ class TimingReport:
     import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
     # each target's own estimate over every pair (one verdict per function)
     per_target: dict[str, Estimate] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProgramBaseline:
+    """What recording the program runs the tests made gave, and the original's timing on them."""
+
+    runs: int  # runs of the target the tests made (recorded)
+    replayable: int  # of those, with everything needed to run them again
+    usable: int  # of those, repeating their outcome on the original: what candidates are judged on
+    problems: dict[str, int]  # why runs are not replayable or not usable -> how many
+    startup_seconds: float | None  # interpreter start-up (an empty program, same flags and hooks)
+    run_seconds: float | None  # the original's whole processes over one timing pass
+    timing_runs: int  # processes in one timing pass
+    timing_inputs: int  # of those, stdin files the user gave (--timing-inputs)
+    error: str | None
 
 
 # ----------------------------------------------------------------------------- reports: the modes
@@ -344,6 +379,7 @@ class BaselineReport:
     calibration_error: str | None = None
     runner_error: str | None = None  # the runner itself failed
     cpu_seconds: float = 0.0
+    program: ProgramBaseline | None = None  # set when candidates are judged by recorded program runs
 
 
 @dataclass

@@ -13,7 +13,9 @@ from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_
 from coderefine_sandbox.protocol import RunnerRequest, SelectionCounts, TestFailure, TestRun
 
 
-def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
+def run_tests(
+    request: RunnerRequest, workspace: str, capture: bool, extra_env: dict[str, str] | None = None
+) -> TestRun:
     results_path = os.path.join(request.io_dir, "pytest-results.json")
     progress_path = os.path.join(request.io_dir, "pytest-progress.txt")
     remove_stale(results_path, progress_path)
@@ -43,6 +45,11 @@ def run_tests(request: RunnerRequest, workspace: str, capture: bool) -> TestRun:
             # Only the files of the selected tests are collected: the rest of the suite is never imported.
             tests = list(dict.fromkeys(node.split("::")[0] for node in request.selection.node_ids))
     no_cov = ["--no-cov"] if _has_pytest_cov() else []
+    if extra_env:  # e.g. the start-up hook recording program runs (programs/steps.py)
+        env.update(extra_env)
+        hook = extra_env.get("CODEREFINE_HOOK_PATH")
+        if hook:
+            env["PYTHONPATH"] = os.pathsep.join((hook, env["PYTHONPATH"]))
     argv = [
         sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
         "-m",

@@ -349,14 +349,16 @@ def test_sum():
 
 
 @pytest.mark.slow
-def test_a_script_run_as_a_program_is_not_gated(scripted, make_project):
+def test_a_script_run_as_a_program_is_gated_by_its_recorded_runs(scripted, make_project):
     root = make_project({"adder.py": SCRIPT, "test_adder.py": SCRIPT_TESTS})
     candidate = "import sys\n\nprint(sum(int(line) for line in sys.stdin))\n"
     data = scripted("readability", root / "adder.py", [candidate])
     gate = data["baseline"]["sufficiency"]
-    assert gate["applies"] is False and gate["reason"].startswith("a program its tests run in another process")
+    assert gate["applies"] is True and gate["sufficient"] is True and (gate["calls"], gate["covered"]) == (1, 5)
+    assert data["baseline"]["program"]["usable"] == 1
     assert data["iterations"][0]["tests"] == {"passed": 1, "failed": 0}
-    assert "not gated: a program" in data["_stdout"]
+    assert data["iterations"][0]["behavior"]["calls_compared"] == 1
+    assert "evidence: 1 usable runs, 5/5 lines of the program run (100%): sufficient" in data["_stdout"]
 
 
 @pytest.mark.slow

@@ -27,7 +27,9 @@ from coderefine.providers.offline.rewrites.codemods_containers import (
 )
 from coderefine.providers.offline.rewrites.codemods_loops import find_trial_division
 from coderefine.providers.offline.rewrites.codemods_memo import find_memoize
-from coderefine.providers.offline.rewrites.cst_session import Finder, run_codemod
+from coderefine.providers.offline.rewrites.codemods_programs import print_batching, stdin_readline
+from coderefine.providers.offline.rewrites.cst_module_level import run_codemod_anywhere
+from coderefine.providers.offline.rewrites.cst_session import Finder
 from coderefine.providers.offline.rewrites.ruff_fixes import RuffFix, apply_fix_rule, apply_format
 
 OPT = frozenset({"optimize"})
@@ -52,7 +54,10 @@ def _ruff(select: str, tasks: frozenset[str], description: str, *, unsafe: bool 
 
 
 def _codemod(rule_id: str, tasks: frozenset[str], description: str, finder: Finder, hint: str) -> Entry:
-    return Entry(Rule(rule_id, description, tasks), lambda source, targets: run_codemod(source, targets, finder, hint))
+    return Entry(
+        Rule(rule_id, description, tasks),
+        lambda source, targets: run_codemod_anywhere(source, targets, finder, hint),
+    )
 
 
 _OPTIMIZE_RUFF = [
@@ -201,6 +206,27 @@ _CODEMODS = [
     ),
 ]
 
+# Programs (scripts reading stdin, writing stdout): whole-module rewrites (codemods_programs.py).
+_PROGRAMS = [
+    Entry(
+        Rule(
+            "stdin-readline",
+            "In a program, read lines with `sys.stdin.readline()` instead of `input()` (which flushes stdout "
+            "before every line; at end of input readline returns '' where input() raises EOFError).",
+            OPT,
+        ),
+        stdin_readline,
+    ),
+    Entry(
+        Rule(
+            "print-batching",
+            "In a program, replace a loop whose whole body is one `print(...)` with one write of the joined lines.",
+            OPT,
+        ),
+        print_batching,
+    ),
+]
+
 _READABILITY_RUFF = [
     _ruff("UP", READ, "Modernise syntax for Python 3.10 (pyupgrade): f-strings, builtin generics, `super()`."),
     _ruff("C4", READ, "Simplify needless `list()`/`dict()`/`set()` calls and comprehensions."),
@@ -212,10 +238,12 @@ _READABILITY_RUFF = [
 
 _FORMAT = Entry(Rule("ruff-format", "Format the code with `ruff format`.", READ), apply_format)
 
-ENTRIES: dict[str, Entry] = {e.rule.id: e for e in [*_OPTIMIZE_RUFF, *_CODEMODS, *_READABILITY_RUFF, _FORMAT]}
+ENTRIES: dict[str, Entry] = {
+    e.rule.id: e for e in [*_OPTIMIZE_RUFF, *_CODEMODS, *_PROGRAMS, *_READABILITY_RUFF, _FORMAT]
+}
 
 DEFAULT_ORDER: dict[str, list[str]] = {
-    "optimize": [e.rule.id for e in [*_OPTIMIZE_RUFF, *_CODEMODS] if "optimize" in e.rule.tasks],
+    "optimize": [e.rule.id for e in [*_OPTIMIZE_RUFF, *_CODEMODS, *_PROGRAMS] if "optimize" in e.rule.tasks],
     "readability": [
         "filter-lambda-to-comprehension",  # first: ruff's C4/SIM rules may simplify what they produce
         "list-iadd-to-append",

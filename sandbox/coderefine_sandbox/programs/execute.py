@@ -1,0 +1,119 @@
+"""Run a recorded program run on one version of the program: a fresh working folder holding the files the
+run read, the recorded stdin, argv and allow-listed environment, `PYTHONHASHSEED` and `random` pinned.
+
+The interpreter is started the way the test started it (`python [flags] file args` or `python [flags] -m
+module args`), on the version's own file, so the only difference between original and candidate is the
+program. Files the run creates or changes in its folder are part of its outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from coderefine_sandbox.programs import HOOK_DIR
+from coderefine_sandbox.programs.runs import Outcome, Run
+
+
+@dataclass(frozen=True)
+class Version:
+    """Where one version of the program lives: its workspace, the file in it and the import root."""
+
+    workspace: str
+    file: str  # relative to the workspace
+    import_root: str  # relative to the workspace
+
+    def argv(self, run: Run) -> list[str]:
+        if run.kind == "module":
+            return [sys.executable, *run.flags, "-m", run.target, *run.args]
+        return [sys.executable, *run.flags, os.path.join(self.workspace, self.file), *run.args]
+
+    def env(self, run: Run, hash_seed: int) -> dict[str, str]:
+        env = {name: os.environ[name] for name in ("PATH", "HOME", "TMPDIR", "SYSTEMROOT") if name in os.environ}
+        env.update(run.env)
+        paths = [HOOK_DIR]
+        if run.kind == "module":
+            paths.append(os.path.normpath(os.path.join(self.workspace, self.import_root)))
+        env.update(
+            {
+                "PYTHONPATH": os.pathsep.join(paths),
+                "PYTHONHASHSEED": str(hash_seed),
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONNOUSERSITE": "1",
+                "CODEREFINE_PROGRAM_PIN": "1",
+            }
+        )
+        return env
+
+
+@contextlib.contextmanager
+def run_folder(run: Run, parent: str) -> Iterator[str]:
+    """A fresh working folder with the files the run read; removed afterwards."""
+    folder = tempfile.mkdtemp(prefix="run-", dir=parent)
+    try:
+        for path, data in run.files.items():
+            target = os.path.join(folder, path)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.write(data)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def execute(
+    run: Run, version: Version, scratch: str, hash_seed: int, timeout: float, lines_out: str | None = None
+) -> Outcome:
+    """The version's outcome on the run; with `lines_out`, the program's lines it ran go there (JSON)."""
+    env = version.env(run, hash_seed)
+    if lines_out is not None:
+        env["CODEREFINE_PROGRAM_LINES"] = lines_out
+    with run_folder(run, scratch) as folder:
+        before = _snapshot(folder)
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            version.argv(run),
+            cwd=folder,
+            env=env,
+            stdin=subprocess.PIPE if run.stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            stdout, stderr = proc.communicate(run.stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(proc)
+            stdout, stderr = proc.communicate()
+        finally:
+            kill_group(proc)
+        seconds = time.perf_counter() - started
+        written = {path: digest for path, digest in _snapshot(folder).items() if before.get(path) != digest}
+    stderr = stderr.replace(version.workspace.encode(), b"<workspace>").replace(folder.encode(), b"<cwd>")
+    return Outcome(proc.returncode, stdout, stderr, written, seconds, timed_out)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _snapshot(folder: str) -> dict[str, str]:
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with contextlib.suppress(OSError), open(path, "rb") as fh:
+                found[os.path.relpath(path, folder)] = hashlib.sha256(fh.read()).hexdigest()
+    return found

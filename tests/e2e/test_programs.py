@@ -1,0 +1,83 @@
+"""Programs (stdin -> stdout) end to end: the real CLI, sandbox, hook, replay and process timing."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+READABLE = """\
+import re
+
+SECONDS_PER_DAY = 24 * 60 * 60
+
+
+def seconds_of(hours, minutes, seconds):
+    return hours * 60 * 60 + minutes * 60 + seconds
+
+
+while True:
+    train_count = int(input())
+    if train_count == 0:
+        break
+    changes = [0] * (SECONDS_PER_DAY + 1)
+    for _ in range(train_count):
+        h1, m1, s1, h2, m2, s2 = map(int, re.split(":| ", input()))
+        changes[seconds_of(h1, m1, s1)] += 1
+        changes[seconds_of(h2, m2, s2)] -= 1
+    most = 0
+    for second in range(SECONDS_PER_DAY):
+        changes[second + 1] += changes[second]
+        most = max(most, changes[second + 1])
+    print(most{extra})
+"""
+
+
+def test_readability_gets_the_run_by_run_gate(scripted, copy_task):
+    """The tests strip trailing whitespace; the recorded runs do not: a trailing blank is a change."""
+    task = copy_task("readability", "p01138_s409826221")
+    report = scripted(
+        "readability",
+        task / "solution.py",
+        [READABLE.format(extra=', ""')],
+        ["VERDICT: STOP"],
+    )
+    first = report["iterations"][0]
+    assert first["tests"]["failed"] == 0  # the tests' own comparison cannot see it
+    assert first["reason"].startswith("behaviour changed on 1/1 recorded runs: solution.py[stdin '3\\n05:47:15")
+    assert first["reason"].endswith("stdout: expected '1\\n3\\n', got '1 \\n3 \\n'")
+    assert report["status"] == "unchanged"
+    assert report["baseline"]["program"]["usable"] == report["baseline"]["program"]["runs"] >= 1
+
+
+@pytest.mark.timed
+def test_optimize_a_program_on_timing_inputs(scripted, tmp_path):
+    project = tmp_path / "programs"
+    shutil.copytree(REPO / "examples" / "programs", project)
+    original = (project / "dedupe.py").read_text()
+    faster = original.replace("    seen = []\n", "    seen = []\n    known = set()\n").replace(
+        "        if word not in seen:\n            seen.append(word)\n",
+        "        if word not in known:\n            known.add(word)\n            seen.append(word)\n",
+    )
+    report = scripted(
+        "optimize",
+        project / "dedupe.py",
+        [faster],
+        ["VERDICT: STOP"],
+        [],
+        "--timing-inputs",
+        project / "inputs" / "large.txt",
+        "--timing-pairs",
+        "4",
+    )
+    program = report["baseline"]["program"]
+    assert (program["runs"], program["usable"], program["timing_inputs"]) == (3, 3, 1)
+    assert report["baseline"]["sufficiency"]["sufficient"]
+    timing = report["iterations"][0]["timing"]
+    assert timing["basis"] == "process" and timing["workload"] == "timing inputs (--timing-inputs)"
+    assert report["status"] == "improved" and report["best"]["speedup_ci"][0] > 1.1
+    assert timing["after_startup_speedup_ci"][0] >= report["best"]["speedup"]  # start-up taken out of both
