@@ -34,6 +34,8 @@ class ExitCode(IntEnum):
     BAD_SUITE = 19  # `coderefine bench`: SUITE_DIR is not a suite (no task folders, a task missing files)
     BENCH_STATE = 20  # `coderefine bench`: the state file of a resumable run is unreadable or from other arguments
     INSUFFICIENT_TESTS = 21  # the tests make too few calls or cover too little to judge candidates: nothing tried
+    SCAN_FAILED = 28  # `scan`/`sweep`: the profiled run failed (a test fails, the workload command exits non-zero)
+    SWEEP_STATE = 29  # `sweep`: the state file of a resumable sweep is unreadable or from other arguments
     INTERRUPTED = 130
 
 
@@ -138,3 +140,11 @@ class RunFailed(CoderefineError):
     def __init__(self, record: RunError) -> None:
         super().__init__(record.message)
         self.exit_code = ExitCode(record.code)
+
+
+class ScanFailed(CoderefineError):
+    exit_code = ExitCode.SCAN_FAILED
+
+
+class SweepStateError(CoderefineError):
+    exit_code = ExitCode.SWEEP_STATE

@@ -305,6 +305,50 @@ def bench_command(
     exit_with(lambda: run_bench_command(args, stdout), debug)
 
 
+Paths = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="PATHS", help="Files or folders whose functions count (default: the whole project).", show_default=False
+    ),
+]
+Command = Annotated[
+    str | None,
+    typer.Option(metavar="CMD", help='Profile this Python workload instead of the tests, e.g. "python bench.py".'),
+]
+ScanSettings = ("sandbox", "image", "timeout", "memory_mb", "min_calls", "min_coverage")
+
+
+@app.command("scan", cls=settings_command(*ScanSettings))
+def scan_command(
+    ctx: typer.Context,
+    paths: Paths = None,
+    tests: Tests = None,
+    command: Command = None,
+    root: Root = None,
+    report: Annotated[Path | None, typer.Option(metavar="FILE", help="Write the ranking as JSON to this file.")] = None,
+    pass_env: PassEnv = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+) -> None:
+    """Profile the project's tests (or a workload) in the sandbox and rank its functions by own time.
+
+    Only functions defined under PATHS in the project count; each is marked judgeable, or why not."""
+    from coderefine.commands.scan import ScanArgs
+    from coderefine.commands.scan import scan_command as run
+
+    args = ScanArgs(
+        paths=tuple(paths or ()),
+        flags=given_settings(ctx),
+        tests=tests,
+        command=command,
+        root=root,
+        report=report,
+        pass_env=tuple(pass_env or ()),
+        quiet=quiet,
+    )
+    exit_with(lambda: run(args, stdout), debug)
+
+
 app.add_typer(sandbox_app, name="sandbox")
 
 
