@@ -19,6 +19,7 @@ from coderefine.cli.options import (
     Group,
     given_settings,
     settings_command,
+    settings_in,
 )
 from coderefine.cli.params import Debug, File, PassEnv, Quiet, Report, Root, Sarif, Script, Tests, Write
 from coderefine.cli.running import exit_with, output, stdout
@@ -343,6 +344,74 @@ def scan_command(
         command=command,
         root=root,
         report=report,
+        pass_env=tuple(pass_env or ()),
+        quiet=quiet,
+    )
+    exit_with(lambda: run(args, stdout), debug)
+
+
+@app.command("sweep", cls=settings_command(*RUN_SETTINGS, *settings_in("Sweep")))
+def sweep_command(
+    ctx: typer.Context,
+    paths: Paths = None,
+    top: Annotated[
+        int | None,
+        typer.Option(metavar="N", help="Refine the N judgeable functions with the most own time (default 10)."),
+    ] = None,
+    min_share: Annotated[
+        float | None,
+        typer.Option(metavar="F", help="Refine every judgeable function with at least this share of the time."),
+    ] = None,
+    tests: Tests = None,
+    command: Command = None,
+    root: Root = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Apply the verified changes (merged and re-verified per file, atomically).")
+    ] = False,
+    report: Report = None,
+    markdown: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a Markdown summary to this file.")
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write the HTML page (self-contained) here.")
+    ] = None,
+    sarif: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write a SARIF 2.1.0 log of the verified changes here.")
+    ] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Finished functions are saved here; default under .coderefine/sweep/."),
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Ignore the scan and finished functions saved before.")
+    ] = False,
+    script: Script = None,
+    pass_env: PassEnv = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+) -> None:
+    """Scan the project, then refine the functions worth it in parallel (local processes or a Ray cluster).
+
+    Finished functions are saved as they end: rerun the same command to continue."""
+    from coderefine.commands.sweep import SweepArgs
+    from coderefine.commands.sweep import sweep_command as run
+
+    args = SweepArgs(
+        paths=tuple(paths or ()),
+        flags=given_settings(ctx),
+        top=top,
+        min_share=min_share,
+        tests=tests,
+        command=command,
+        root=root,
+        script=script,
+        write=write,
+        report=report,
+        markdown=markdown,
+        html=html,
+        sarif=sarif,
+        state=state,
+        fresh=fresh,
         pass_env=tuple(pass_env or ()),
         quiet=quiet,
     )

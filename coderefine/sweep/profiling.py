@@ -39,7 +39,7 @@ def parse_command(text: str) -> tuple[str, ...]:
         argv = shlex.split(text)
     except ValueError as exc:
         raise UsageError(f"--command {text!r}: cannot be split into words ({exc})") from None
-    if len(argv) < 2 or Path(argv[0]).name not in _PYTHONS and not Path(argv[0]).name.startswith("python3."):
+    if len(argv) < 2 or (Path(argv[0]).name not in _PYTHONS and not Path(argv[0]).name.startswith("python3.")):
         raise UsageError(
             f"--command {text!r}: give a Python program to profile, as `python SCRIPT [ARGS]` or "
             "`python -m MODULE [ARGS]`"

@@ -17,8 +17,15 @@ import sys
 
 from coderefine_sandbox.modes import baseline, candidate
 from coderefine_sandbox.profiling import profile
-from coderefine_sandbox.protocol import REPORTS, ProfileReport, ProfileRequest, RunnerReport, RunnerRequest
-from coderefine_sandbox.protocol import from_dict, to_json
+from coderefine_sandbox.protocol import (
+    REPORTS,
+    ProfileReport,
+    ProfileRequest,
+    RunnerReport,
+    RunnerRequest,
+    from_dict,
+    to_json,
+)
 
 
 def run(data: object) -> RunnerReport | ProfileReport:
