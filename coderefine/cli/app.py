@@ -354,6 +354,7 @@ def scan_command(
 def sweep_command(
     ctx: typer.Context,
     paths: Paths = None,
+    task: Annotated[str, typer.Option(metavar="NAME", help="optimize or readability.")] = "optimize",
     top: Annotated[
         int | None,
         typer.Option(metavar="N", help="Refine the N judgeable functions with the most own time (default 10)."),
@@ -398,6 +399,7 @@ def sweep_command(
 
     args = SweepArgs(
         paths=tuple(paths or ()),
+        task=task,
         flags=given_settings(ctx),
         top=top,
         min_share=min_share,

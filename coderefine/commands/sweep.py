@@ -28,6 +28,7 @@ from coderefine.writeback import write_text_atomically
 class SweepArgs:
     paths: tuple[Path, ...]
     flags: Mapping[str, Any]
+    task: str = "optimize"
     top: int | None = None
     min_share: float | None = None
     tests: Path | None = None
@@ -88,6 +89,7 @@ def sweep_command(args: SweepArgs, console: Console) -> int:
     scan_options = ScanOptions(args.paths, settings, args.tests, args.command, args.root, args.pass_env)
     options = SweepOptions(
         scan=scan_options,
+        task=args.task,
         top=args.top,
         min_share=args.min_share,
         write=args.write,

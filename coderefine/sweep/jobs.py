@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ class FunctionJob:
     task: str
     settings: Settings
     tests: str | None = None  # relative to the project root
-    script: str | None = None  # scripted provider: absolute path readable where the job runs
+    script: str | None = None  # scripted provider: the script's text (it travels with the job to any node)
     pass_env: tuple[str, ...] = ()
     timing_lock: str | None = None  # a lock file on the machine the job runs on (None: nothing else times here)
 
@@ -126,6 +127,15 @@ def outcome_from_result(
 
 def refine_function(job: FunctionJob, root: Path, node: str = "local") -> FunctionOutcome:
     """Refine `job.function` in the project at `root` (a copy of the user's: nothing here writes it)."""
+    with tempfile.TemporaryDirectory(prefix="coderefine-job-") as scratch:
+        script = None
+        if job.script is not None:
+            script = Path(scratch) / "script.json"
+            script.write_text(job.script, encoding="utf-8")
+        return _refine(job, root, node, script)
+
+
+def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> FunctionOutcome:
     started = time.time()
     before = len(timing_lock.HOLDS)
     path = root / job.file
@@ -137,7 +147,7 @@ def refine_function(job: FunctionJob, root: Path, node: str = "local") -> Functi
         function=job.function,
         tests=root / job.tests if job.tests is not None else None,
         root=root,
-        script=Path(job.script) if job.script is not None else None,
+        script=script,
         pass_env=job.pass_env,
         timing_lock=Path(job.timing_lock) if job.timing_lock is not None else None,
     )

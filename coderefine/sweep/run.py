@@ -107,7 +107,7 @@ def run_sweep(
             task=options.task,
             settings=options.scan.settings,
             tests=tests,
-            script=str(options.script.resolve()) if options.script else None,
+            script=options.script.read_text(encoding="utf-8") if options.script else None,
             pass_env=options.scan.pass_env,
         )
         for entry in chosen
