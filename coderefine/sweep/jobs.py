@@ -116,13 +116,22 @@ def outcome_from_result(
         best_code=best.candidate.code if verified and best is not None and best.candidate is not None else None,
         speedup=round(timing.speedup, 4) if verified and timing is not None else None,
         ci=(round(timing.ci_low, 4), round(timing.ci_high, 4)) if verified and timing is not None else None,
-        reason=error or (best.verdict.reason if best is not None else result.stop_reason),
+        reason=error or _reason(result),
         evidence=tuple(verification_evidence(best.evaluation)) if verified and best and best.evaluation else (),
         changed=tuple(best.candidate.changed) if verified and best and best.candidate else (),
         error=error,
         wall_seconds=round(wall, 3),
         placement=placement,
     )
+
+
+def _reason(result: Result) -> str:
+    """The verdict on the best candidate; with none verified, the last candidate's and why the run stopped."""
+    if result.best is not None and result.status == "improved":
+        return result.best.verdict.reason
+    judged = [it for it in result.iterations if it.verdict.reason]
+    last = f"{judged[-1].verdict.reason}; " if judged else ""
+    return f"{last}stopped: {result.stop_reason}"
 
 
 def refine_function(job: FunctionJob, root: Path, node: str = "local") -> FunctionOutcome:

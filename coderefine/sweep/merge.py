@@ -3,21 +3,21 @@ together before anything is written: two changes each verified alone may still b
 
 from __future__ import annotations
 
-import json
-import tempfile
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from coderefine.fences import fenced
-from coderefine.records import Result
+from coderefine.errors import CoderefineError
+from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.project import resolve_project
+from coderefine.refine.candidate import original_candidate
 from coderefine.refine.merge import merge_definitions
-from coderefine.refine.options import RunOptions
-from coderefine.refine.run import execute
-from coderefine.settings import Settings, Value
+from coderefine.sandboxes.registry import make_sandbox
+from coderefine.settings import Settings
+from coderefine.source import resolve_targets
 from coderefine.sweep.jobs import FunctionOutcome
-
-_STOP = "Merged verified changes of this file; nothing is left to improve.\nVERDICT: STOP"
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,19 @@ class FilePlan:
     speedup: float | None = None
     dropped: tuple[str, ...] = ()  # verified alone, left out because the merge did not verify
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FilePlan:
+        return cls(**{**data, "functions": tuple(data["functions"]), "dropped": tuple(data["dropped"])})
+
+
+def plan_key(file: str, original_sha256: str, outcomes: Sequence[FunctionOutcome]) -> str:
+    """What a file's plan depends on: the file as it was, and the verified code of each of its functions."""
+    parts = [file, original_sha256, *sorted(f"{o.function}\0{o.best_code}" for o in outcomes if o.verified)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
 
 def merge_code(original: str, outcomes: Sequence[FunctionOutcome]) -> str:
     """Each outcome's function (and the helpers and imports it added) merged into the original, in turn."""
@@ -41,25 +54,42 @@ def merge_code(original: str, outcomes: Sequence[FunctionOutcome]) -> str:
     return code
 
 
-def _verify_settings(settings: Settings) -> Settings:
-    values = dict(settings.values)
-    # One candidate, the merge itself, judged by every recorded call of the file's functions. The gate was
-    # met by each function's own run; functions of the file no test calls must not stop this check.
-    values["allow_insufficient_tests"] = Value(True, "sweep merge")
-    values["max_iterations"] = Value(1, "sweep merge")
-    values["provider"] = Value("scripted", "sweep merge")
-    return Settings(values, settings.pyproject)
-
-
-def verify_merged(root: Path, file: str, code: str, settings: Settings, tests: Path | None, task: str) -> Result:
-    with tempfile.TemporaryDirectory(prefix="coderefine-merge-") as scratch:
-        script = Path(scratch) / "merge.json"
-        message = f"The verified changes merged:\n{fenced(code, 'python')}\n"
-        script.write_text(json.dumps({"generate": [message], "feedback": [_STOP]}), encoding="utf-8")
-        options = RunOptions(
-            task=task, file=root / file, settings=_verify_settings(settings), tests=tests, root=root, script=script
-        )
-        return execute(options)
+def verify_merged(
+    root: Path, file: str, original: str, code: str, settings: Settings, tests: Path | None
+) -> tuple[bool, str]:
+    """The merged file judged as a candidate for every function of the file: its tests pass and every
+    recorded call replays identically. Each change's speed was proven by its own run; what only the merge
+    can break is behaviour, so no timing here (timing a sum of proven speedups again would only add cost)."""
+    path = root / file
+    project = resolve_project(path, tests, root)
+    targets = resolve_targets(original, None, path)
+    evaluation_settings = EvaluationSettings(
+        measure_speed=False,
+        test_timeout=settings["timeout"],
+        memory_mb=settings["memory_mb"],
+        rel_tol=settings["rel_tol"],
+        abs_tol=settings["abs_tol"],
+        unordered=tuple(name for name in settings["unordered"] if name in targets),
+        min_calls=0,
+        min_coverage=0.0,
+        allow_insufficient_tests=True,
+    )
+    evaluator = Evaluator(project, targets, make_sandbox(settings["sandbox"], settings["image"]), evaluation_settings)
+    try:
+        evaluator.baseline(original)
+        evaluation = evaluator.evaluate(replace(original_candidate(code), origin="merge"))
+    finally:
+        evaluator.close()
+    if evaluation.error is not None:
+        return False, evaluation.error
+    tests_report, behavior = evaluation.tests, evaluation.behavior
+    if tests_report is None or not tests_report.all_passed:
+        failed = tests_report.failed if tests_report is not None else "?"
+        return False, f"the merged file fails {failed} test(s)"
+    if behavior is not None and not behavior.equivalent:
+        return False, f"the merged file changes {behavior.mismatches} recorded call(s)"
+    compared = behavior.calls_compared if behavior is not None else 0
+    return True, f"{tests_report.passed} tests passed, {compared} recorded calls replayed identically"
 
 
 def plan_file(
@@ -69,7 +99,6 @@ def plan_file(
     outcomes: Sequence[FunctionOutcome],
     settings: Settings,
     tests: Path | None,
-    task: str,
 ) -> FilePlan:
     verified = sorted((o for o in outcomes if o.verified), key=lambda o: -(o.speedup or 0.0))
     if not verified:
@@ -78,15 +107,14 @@ def plan_file(
         only = verified[0]
         return FilePlan(file, only.best_code, (only.function,), "its own run", only.speedup)
     merged = merge_code(original, verified)
-    result = verify_merged(root, file, merged, settings, tests, task)
-    best = result.best
-    if result.status == "improved" and best is not None and best.candidate is not None and result.error is None:
-        timing = best.evaluation.timing if best.evaluation is not None else None
-        names = tuple(o.function for o in verified)
-        return FilePlan(file, best.candidate.code, names, "merged run", timing.speedup if timing else None)
+    try:
+        ok, why = verify_merged(root, file, original, merged, settings, tests)
+    except CoderefineError as exc:
+        ok, why = False, exc.message
+    if ok:
+        return FilePlan(file, merged, tuple(o.function for o in verified), f"merged run ({why})")
     # The changes do not verify together: keep the fastest one, verified by its own run.
     first = verified[0]
-    why = result.error.message if result.error is not None else result.stop_reason
     return FilePlan(
         file,
         first.best_code,

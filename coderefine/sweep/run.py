@@ -15,7 +15,7 @@ from coderefine.settings import Settings
 from coderefine.source import read_source
 from coderefine.sweep.engines.base import Engine, EngineRun
 from coderefine.sweep.jobs import FunctionJob, FunctionOutcome
-from coderefine.sweep.merge import FilePlan, plan_file
+from coderefine.sweep.merge import FilePlan, plan_file, plan_key
 from coderefine.sweep.ranking import ScanEntry, choose
 from coderefine.sweep.scan import ScanOptions, ScanResult, run_scan, validate
 from coderefine.sweep.state import SweepState, default_state_path
@@ -138,20 +138,29 @@ def run_sweep(
         lost=run.lost,
     )
     if not run.interrupted:
-        result.files = plan_files(root, result.outcomes, options, tests)
+        result.files = plan_files(root, result.outcomes, options, tests, state)
         if options.write:
             result.written = write_files(root, result.files, result.outcomes)
     result.wall_seconds = time.perf_counter() - started
     return result
 
 
-def plan_files(root: Path, outcomes: list[FunctionOutcome], options: SweepOptions, tests: str | None) -> list[FilePlan]:
+def plan_files(
+    root: Path, outcomes: list[FunctionOutcome], options: SweepOptions, tests: str | None, state: SweepState
+) -> list[FilePlan]:
+    """Each file with verified changes: merged and verified again when there are several (once: the state
+    keeps the verdict), before anything is written."""
     plans = []
     for file in sorted({o.file for o in outcomes if o.verified}):
         source = read_source(root / file)
         of_file = [o for o in outcomes if o.file == file and o.original_sha256 == source.raw_sha256]
-        test_path = root / tests if tests else None
-        plans.append(plan_file(root, file, source.text, of_file, options.scan.settings, test_path, options.task))
+        key = plan_key(file, source.raw_sha256, of_file)
+        plan = state.plans.get(key)
+        if plan is None:
+            test_path = root / tests if tests else None
+            plan = plan_file(root, file, source.text, of_file, options.scan.settings, test_path)
+            state.save_plan(key, plan)
+        plans.append(plan)
     return plans
 
 

@@ -1,6 +1,7 @@
 """The resumable state of a sweep: JSON lines, a header with what decides the outcomes, the scan, then one
-finished function per line, appended and synced as each ends. A rerun with the same key reuses the scan
-and skips the finished functions whose file is unchanged; a line cut short by a crash is ignored."""
+finished function per line, appended and synced as each ends, and each file's merge once verified. A rerun
+with the same key reuses the scan, skips the finished functions whose file is unchanged and the merges
+already verified; a line cut short by a crash is ignored."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from coderefine.errors import SweepStateError
 from coderefine.sweep.jobs import FunctionOutcome
+from coderefine.sweep.merge import FilePlan
 from coderefine.sweep.scan import ScanResult
 
 STATE_VERSION = 1
@@ -28,6 +30,7 @@ class SweepState:
         self.key = json.loads(json.dumps(key, default=str))
         self.scan: ScanResult | None = None
         self.outcomes: dict[str, FunctionOutcome] = {}
+        self.plans: dict[str, FilePlan] = {}  # by plan_key: a merge verified once is not verified again
 
     def load(self) -> None:
         if not self.path.exists():
@@ -53,6 +56,8 @@ class SweepState:
                 record = json.loads(line)
                 if "scan" in record:
                     self.scan = ScanResult.from_dict(record["scan"])
+                elif "plan" in record:
+                    self.plans[record["plan_key"]] = FilePlan.from_dict(record["plan"])
                 elif "outcome" in record:
                     outcome = FunctionOutcome.from_dict(record["outcome"])
                     self.outcomes[outcome.key] = outcome
@@ -64,7 +69,7 @@ class SweepState:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             header = {"coderefine_sweep_state": STATE_VERSION, "key": self.key}
             self.path.write_text(json.dumps(header) + "\n", encoding="utf-8")
-            self.scan, self.outcomes = None, {}
+            self.scan, self.outcomes, self.plans = None, {}, {}
 
     def _append(self, record: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
@@ -75,6 +80,10 @@ class SweepState:
     def save_scan(self, scan: ScanResult) -> None:
         self.scan = scan
         self._append({"scan": scan.to_dict()})
+
+    def save_plan(self, key: str, plan: FilePlan) -> None:
+        self.plans[key] = plan
+        self._append({"plan_key": key, "plan": plan.to_dict()})
 
     def save(self, outcome: FunctionOutcome) -> None:
         self.outcomes[outcome.key] = outcome
