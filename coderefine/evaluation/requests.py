@@ -91,7 +91,13 @@ class Requests:
             replay=learned.calls_recorded > 0,
             generate=generate,
             generated=self._generated_paths() if mode == "candidate" and learned.generated_calls else None,
+            timing_lock=str(settings.timing_lock) if self._locks_timing_steps else None,
         )
+
+    @property
+    def _locks_timing_steps(self) -> bool:
+        settings = self.settings
+        return settings.timing_lock is not None and settings.measure_speed and settings.timing_lock_scope == "timing"
 
     def _timing(self, learned: Learned) -> TimingParameters | None:
         settings = self.settings

@@ -47,3 +47,7 @@ class EvaluationSettings:
     # `coderefine bench --jobs N`: a file every job locks exclusively around a sandbox run that times code,
     # so that no two timing runs overlap (see coderefine.bench.runner)
     timing_lock: Path | None = None
+    # What the lock covers: "run", the whole sandbox run of an evaluation that times code (bench: its tests
+    # and replay never overlap another job's timing either), or "timing", only the timing steps inside the
+    # sandbox (sweep: tests and replays run side by side, timing never does)
+    timing_lock_scope: str = "run"

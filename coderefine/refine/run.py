@@ -222,6 +222,7 @@ class _Run:
             keep_workspaces=options.keep_workspaces,
             bench=bench,
             timing_lock=options.timing_lock,
+            timing_lock_scope=options.timing_lock_scope,
         )
 
     def _build_loop(

@@ -147,6 +147,8 @@ def refine_function(job: FunctionJob, root: Path, node: str = "local") -> Functi
 def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> FunctionOutcome:
     started = time.time()
     before = len(timing_lock.HOLDS)
+    if job.timing_lock is not None:
+        Path(job.timing_lock).touch(exist_ok=True)  # the sandbox opens it read-only
     path = root / job.file
     sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     options = RunOptions(
@@ -159,6 +161,7 @@ def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> Fun
         script=script,
         pass_env=job.pass_env,
         timing_lock=Path(job.timing_lock) if job.timing_lock is not None else None,
+        timing_lock_scope="timing",  # tests and replays of jobs side by side; their timing never overlaps
     )
     result = execute(options)
     if result.interrupted:

@@ -16,7 +16,6 @@ import threading
 import types
 from typing import Any
 
-MAX_TEST_NAMES = 20
 Key = tuple[str, int, str]  # cProfile's: file, first line, code name
 
 
@@ -65,7 +64,7 @@ class Profiles:
         for (filename, line, name), (primitive, calls, own, cumulative, _callers) in stats.items():
             self.total += own
             relative = self.project.relative(filename)
-            if relative is None:
+            if relative is None or name == "<module>":  # importing a module is not a function to refine
                 continue
             row = self.rows.setdefault(
                 (relative, line, name),
@@ -77,8 +76,7 @@ class Profiles:
             row["primitive"] += primitive
             if test is not None:
                 row["test_count"] += 1
-                if len(row["tests"]) < MAX_TEST_NAMES:
-                    row["tests"].append(test)
+                row["tests"].append(test)
 
     def dump(self, path: str) -> None:
         functions = [
@@ -103,37 +101,48 @@ class FunctionCoverage:
         self.project = project
         self.wanted = {(f, line, name) for f, line, name in wanted}
         self.owner: dict[types.CodeType, Key] = {}
-        self.seen: dict[types.CodeType, bool] = {}  # code -> whether it is (nested in) a wanted function
+        self.seen: set[types.CodeType] = set()  # code objects looked at once
+        self.remaining: dict[types.CodeType, set[int]] = {}  # lines of wanted code not run yet
         self.lines: dict[Key, set[int]] = {}
         self.hit: dict[Key, set[int]] = {}
 
     def _register(self, code: types.CodeType, key: Key) -> None:
         self.owner[code] = key
-        lines = self.lines.setdefault(key, set())
-        own = _own_lines(code)
-        lines |= own or {code.co_firstlineno}
+        own = _own_lines(code) or {code.co_firstlineno}  # `def f(x): return x`: its only line is the def line
+        self.lines.setdefault(key, set()).update(own)
+        self.remaining[code] = set(own)
         for constant in code.co_consts:
             if isinstance(constant, types.CodeType):
                 self._register(constant, key)
 
     def _on_call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         code = frame.f_code
-        known = self.seen.get(code)
-        if known is None:
+        remaining = self.remaining.get(code)
+        if remaining is None:
+            if code in self.seen:
+                return None  # not wanted, or every line of it has run: no tracing any more
+            self.seen.add(code)
             relative = self.project.relative(code.co_filename)
             key = (relative, code.co_firstlineno, code.co_name) if relative is not None else None
-            if key in self.wanted and code not in self.owner:
-                self._register(code, key)  # type: ignore[arg-type]
-            known = self.seen[code] = code in self.owner
-        if not known:
-            return None
+            if key not in self.wanted or code in self.owner:
+                return None
+            self._register(code, key)  # type: ignore[arg-type]
+            remaining = self.remaining[code]
         hit = self.hit.setdefault(self.owner[code], set())
         if not _own_lines(code):
-            hit.add(code.co_firstlineno)  # `def f(x): return x`: its only line is the def line
+            hit.add(code.co_firstlineno)
+            self.remaining.pop(code, None)
+            return None
+        left = self.remaining
 
         def on_line(frame: types.FrameType, event: str, arg: Any) -> Any:
             if event == "line":
-                hit.add(frame.f_lineno)
+                line = frame.f_lineno
+                hit.add(line)
+                remaining.discard(line)
+                if not remaining:  # a hot loop costs tracing only until each of its lines has run once
+                    left.pop(code, None)
+                    return None
             return on_line
 
         return on_line

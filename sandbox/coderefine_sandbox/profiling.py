@@ -28,8 +28,14 @@ def _env(request: ProfileRequest, spec: dict[str, object]) -> dict[str, str]:
     return env
 
 
-def _run(request: ProfileRequest, spec: dict[str, object], results: str) -> tuple[int, str, float]:
-    """One pass over the tests or the command: exit code, output, seconds."""
+MAX_TEST_NAMES = 20  # per function in the report; the count is exact
+MAX_SELECTED = 2000  # node ids on the coverage pass's command line; beyond, the whole suite runs again
+
+
+def _run(
+    request: ProfileRequest, spec: dict[str, object], results: str, only: list[str] | None = None
+) -> tuple[int, str, float]:
+    """One pass over the tests (or only the tests `only` names) or the command: exit code, output, seconds."""
     if request.command is not None:
         argv = [sys.executable, "-m", "coderefine_sandbox.profile_command", *request.command]
     else:
@@ -46,7 +52,7 @@ def _run(request: ProfileRequest, spec: dict[str, object], results: str) -> tupl
             "coderefine_sandbox.profile_plugin",
             "--rootdir",
             request.workspace,
-            *request.tests,
+            *(only if only is not None else request.tests),
         ]
     env = _env(request, spec)
     env["CODEREFINE_RESULTS"] = results
@@ -105,13 +111,18 @@ def profile(request: ProfileRequest) -> ProfileReport:
         profiled = json.load(fh)
     report.total_seconds = profiled["total"]
     rows = profiled["functions"]
-    wanted = [[row["file"], row["line"], row["name"]] for row in rows if row["primitive"] >= request.min_calls]
+    chosen = [row for row in rows if row["primitive"] >= request.min_calls]
+    wanted = [[row["file"], row["line"], row["name"]] for row in chosen]
+    # The coverage pass needs only the tests that ran those functions (all of them: tests that reach a
+    # function without being among them would only add lines, never remove any).
+    reaching = sorted({test for row in chosen for test in row["tests"]})
+    only = reaching if request.command is None and 0 < len(reaching) <= MAX_SELECTED else None
     coverage: dict[tuple[str, int, str], tuple[int, int]] = {}
     if wanted:
         cov_out = os.path.join(request.io_dir, "coverage.json")
         remove_stale(cov_out, results)
         try:
-            _run(request, {**base, "pass": "coverage", "out": cov_out, "wanted": wanted}, results)
+            _run(request, {**base, "pass": "coverage", "out": cov_out, "wanted": wanted}, results, only)
             with open(cov_out, encoding="utf-8") as fh:
                 measured = json.load(fh)
             report.coverage_method = measured["method"]
@@ -128,7 +139,7 @@ def profile(request: ProfileRequest) -> ProfileReport:
             calls=row["calls"],
             primitive_calls=row["primitive"],
             test_count=row["test_count"],
-            tests=tuple(row["tests"]),
+            tests=tuple(row["tests"][:MAX_TEST_NAMES]),
             lines=coverage.get((row["file"], row["line"], row["name"]), (0, 0))[0],
             covered=coverage.get((row["file"], row["line"], row["name"]), (0, 0))[1],
         )

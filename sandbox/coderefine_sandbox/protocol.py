@@ -101,6 +101,9 @@ class RunnerRequest:
     replay: bool  # candidate: whether there are recorded calls to replay
     generate: GeneratedPaths | None  # baseline: generate inputs from type hints
     generated: GeneratedPaths | None  # candidate: replay the generated inputs too
+    # A file (readable in the sandbox) to lock exclusively around each timing step, shared by every job on
+    # the machine (`coderefine sweep`): their tests and replays may overlap, their timing never does.
+    timing_lock: str | None
 
 
 # ----------------------------------------------------------------------------- reports: the steps
@@ -285,6 +288,7 @@ class BaselineReport:
     calibration_error: str | None = None
     runner_error: str | None = None  # the runner itself failed
     cpu_seconds: float = 0.0
+    timing_holds: tuple[tuple[float, float], ...] = ()  # when the request's timing lock was held (wall clock)
 
 
 @dataclass
@@ -296,6 +300,7 @@ class CandidateReport:
     timing_error: str | None = None
     runner_error: str | None = None
     cpu_seconds: float = 0.0
+    timing_holds: tuple[tuple[float, float], ...] = ()
 
 
 RunnerReport = BaselineReport | CandidateReport

@@ -81,6 +81,8 @@ def test_sweep_refines_in_parallel_merges_per_file_writes_and_resumes(make_proje
     assert plan["file"] == "pkg/ops.py" and sorted(plan["functions"]) == ["common", "dedupe"]
     assert plan["verified_by"].startswith("merged run (3 tests passed") and not plan["written"]
     assert data["summary"]["timing_overlaps"] == []
+    holds = [hold for o in data["functions"] for hold in o["placement"]["timing"]]
+    assert len(holds) >= 4  # each function: its baseline's calibration, its candidate's timing (in the sandbox)
     assert (root / "pkg/ops.py").read_text() == OPS.lstrip("\n")  # nothing written without --write
     assert "<svg" in html.read_text() and "| `pkg/ops.py::dedupe` |" in markdown.read_text()
     assert [r["ruleId"] for r in json.loads(sarif.read_text())["runs"][0]["results"]] == ["verified-speedup"] * 2

@@ -49,6 +49,7 @@ def request(**changes: object) -> RunnerRequest:
         "replay": True,
         "generate": None,
         "generated": GeneratedPaths(count=0, calls_path="g.pkl", report_path="g.json", unstable_path="gu.json"),
+        "timing_lock": None,
     }
     fields.update(changes)
     return RunnerRequest(**fields)  # type: ignore[arg-type]

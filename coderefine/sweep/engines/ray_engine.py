@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import tarfile
@@ -64,7 +63,10 @@ def unpack_project(data: bytes, destination: Path) -> None:
 
 
 def node_lock(node_id: str) -> str:
-    return str(Path(tempfile.gettempdir()) / f"coderefine-timing-{node_id[:16]}.lock")
+    """A folder of its own (it is mounted read-only into the sandbox, so it must hold nothing else)."""
+    folder = Path(tempfile.gettempdir()) / "coderefine-timing-locks"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    return str(folder / f"{node_id[:16]}.lock")
 
 
 def run_on_node(job: FunctionJob, project: bytes) -> FunctionOutcome:
@@ -140,7 +142,3 @@ def model_env(settings: Any) -> dict[str, str]:
     name = settings["api_key_env"]
     value = os.environ.get(name)
     return {name: value} if value else {}
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:12]
