@@ -31,7 +31,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SUITE = Path(os.environ.get("CODEREFINE_BENCH") or REPO.parent / "shared" / "bench") / "optimize"
-HOT = ("HumanEval_63", "HumanEval_59", "HumanEval_24", "HumanEval_147", "HumanEval_10", "HumanEval_154")
+HOT = ("HumanEval_63", "HumanEval_59", "HumanEval_10", "HumanEval_150")
 
 
 def choose_tasks(count: int) -> list[Path]:
@@ -124,7 +124,7 @@ def sweep(root: Path, engine: str, args: argparse.Namespace, scan_report: Path, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--modules", type=int, default=50)
-    parser.add_argument("--top", type=int, default=6)
+    parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--engines", default="sequential,local,ray")
     parser.add_argument("--timing-pairs", type=int, default=3)
     parser.add_argument("--sandbox", default="process")
@@ -134,6 +134,9 @@ def main() -> None:
     base = args.keep or Path(tempfile.mkdtemp(prefix="coderefine-sweep-bench-"))
     root = build_project(choose_tasks(args.modules), base / "project")
     results: dict[str, Any] = {"modules": args.modules, "top": args.top, "load_start": load()}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root, capture_output=True)
+    results["plain_tests_seconds"] = round(time.perf_counter() - started, 1)  # the suite alone, for scale
     scan_report = base / "scan.json"
     wall, _ = coderefine("scan", "sweepbench", "--sandbox", args.sandbox, "--report", str(scan_report), cwd=root)
     scan = json.loads(scan_report.read_text())
