@@ -114,6 +114,8 @@ def validate(options: ScanOptions) -> tuple[Path, tuple[str, ...], tuple[str, ..
     root = project_root(options.paths, options.root)
     paths = _relative_paths(options.paths, root)
     command = parse_command(options.command) if options.command is not None else None
+    if command is not None and command[0] != "-m" and not (root / command[0]).is_file():
+        raise InputFileNotFound(f"--command: {command[0]}: no such file in the project root {root}")
     tests: tuple[str, ...] = ()
     if options.tests is not None:
         tests = _relative_paths((options.tests,), root)
