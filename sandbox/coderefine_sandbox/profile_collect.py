@@ -17,6 +17,12 @@ import types
 from typing import Any
 
 Key = tuple[str, int, str]  # cProfile's: file, first line, code name
+# A function never fully covered would be traced line by line for the whole run (the cost of coverage on a
+# hot function with one untested branch). Tracing stops for a frame after this many line events without
+# a new line, and for the function after this many calls in a row without one: its coverage is then
+# taken as settled. An estimate for ranking; each refinement's baseline measures coverage exactly.
+QUIET_LINES = 2000
+QUIET_CALLS = 50
 
 
 class ProjectFilter:
@@ -94,7 +100,7 @@ def _own_lines(code: types.CodeType) -> set[int]:
 
 class FunctionCoverage:
     """Line coverage of chosen functions (file relative to the workspace, first line, code name: a module's
-    own code starts on line 1 too, so the name tells them apart). Only their frames
+    own code starts on line 1 too, so the name tells them apart), until settled (QUIET_*). Only their frames
     (and the code nested in them) get a line tracer; every other frame costs one lookup on its call."""
 
     def __init__(self, project: ProjectFilter, wanted: list[tuple[str, int, str]]) -> None:
@@ -103,6 +109,7 @@ class FunctionCoverage:
         self.owner: dict[types.CodeType, Key] = {}
         self.seen: set[types.CodeType] = set()  # code objects looked at once
         self.remaining: dict[types.CodeType, set[int]] = {}  # lines of wanted code not run yet
+        self.stale: dict[types.CodeType, int] = {}  # calls in a row that ran no new line
         self.lines: dict[Key, set[int]] = {}
         self.hit: dict[Key, set[int]] = {}
 
@@ -114,6 +121,10 @@ class FunctionCoverage:
         for constant in code.co_consts:
             if isinstance(constant, types.CodeType):
                 self._register(constant, key)
+
+    def settled(self, key: Key) -> bool:
+        """Every line of the function has run, or no new one showed for a while: nothing left to learn."""
+        return key in self.lines and not any(self.owner[code] == key for code in self.remaining)
 
     def _on_call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         code = frame.f_code
@@ -133,17 +144,37 @@ class FunctionCoverage:
             hit.add(code.co_firstlineno)
             self.remaining.pop(code, None)
             return None
-        left = self.remaining
+        left, stale = self.remaining, self.stale
+        before = len(remaining)
+        quiet = 0  # line events in this frame since the last new line
 
         def on_line(frame: types.FrameType, event: str, arg: Any) -> Any:
+            nonlocal quiet
             if event == "line":
                 line = frame.f_lineno
-                hit.add(line)
-                remaining.discard(line)
-                if not remaining:  # a hot loop costs tracing only until each of its lines has run once
-                    left.pop(code, None)
-                    return None
+                if line in remaining:
+                    hit.add(line)
+                    remaining.discard(line)
+                    quiet = 0
+                    if not remaining:  # a hot loop costs tracing only until each of its lines has run once
+                        left.pop(code, None)
+                        return None
+                else:
+                    quiet += 1
+                    if quiet > QUIET_LINES:  # a loop that shows no new line: stop tracing this frame
+                        settle()
+                        return None
+            elif event == "return":
+                settle()
             return on_line
+
+        def settle() -> None:
+            if len(remaining) < before:
+                stale[code] = 0
+                return
+            stale[code] = stale.get(code, 0) + 1
+            if stale[code] > QUIET_CALLS:  # calls in a row that show no new line: its coverage is settled
+                left.pop(code, None)
 
         return on_line
 
@@ -171,10 +202,14 @@ class FunctionCoverage:
             json.dump({"method": "sys.settrace", "functions": found}, fh)
 
 
-def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str]:
-    """The collector the environment asks for (CODEREFINE_PROFILE: JSON spec) and where it writes."""
-    spec = json.loads(os.environ["CODEREFINE_PROFILE"])
+def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str, dict[str, list[Key]]]:
+    """The collector the environment asks for (CODEREFINE_PROFILE: a JSON spec file), where it writes, and
+    (coverage pass) which wanted functions each test reaches."""
+    with open(os.environ["CODEREFINE_PROFILE"], encoding="utf-8") as fh:
+        spec = json.load(fh)
     project = ProjectFilter(spec["workspace"], spec["paths"])
     if spec["pass"] == "profile":
-        return Profiles(project), None, spec["out"]
-    return None, FunctionCoverage(project, [(f, int(line), name) for f, line, name in spec["wanted"]]), spec["out"]
+        return Profiles(project), None, spec["out"], {}
+    wanted = [(f, int(line), name) for f, line, name in spec["wanted"]]
+    reaches = {test: [(f, int(line), name) for f, line, name in keys] for test, keys in spec["reaches"].items()}
+    return None, FunctionCoverage(project, wanted), spec["out"], reaches

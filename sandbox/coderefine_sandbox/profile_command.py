@@ -16,7 +16,7 @@ from coderefine_sandbox.profile_collect import from_environment
 
 
 def main(argv: list[str]) -> int:
-    profiles, coverage, out = from_environment()
+    profiles, coverage, out, _ = from_environment()
     is_module = argv[0] == "-m"
     target = argv[1] if is_module else argv[0]
     sys.argv = [target, *argv[(2 if is_module else 1) :]]

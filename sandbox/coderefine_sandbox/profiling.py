@@ -24,7 +24,10 @@ def _env(request: ProfileRequest, spec: dict[str, object]) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([SANDBOX_DIR, *roots])
     env["PYTHONHASHSEED"] = str(request.hash_seed)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["CODEREFINE_PROFILE"] = json.dumps(spec)
+    spec_path = os.path.join(request.io_dir, f"profile-{spec['pass']}.json")
+    with open(spec_path, "w", encoding="utf-8") as fh:
+        json.dump(spec, fh)
+    env["CODEREFINE_PROFILE"] = spec_path
     return env
 
 
@@ -122,7 +125,12 @@ def profile(request: ProfileRequest) -> ProfileReport:
         cov_out = os.path.join(request.io_dir, "coverage.json")
         remove_stale(cov_out, results)
         try:
-            _run(request, {**base, "pass": "coverage", "out": cov_out, "wanted": wanted}, results, only)
+            reaches: dict[str, list[list[object]]] = {}
+            for row in chosen:
+                for test in row["tests"]:
+                    reaches.setdefault(test, []).append([row["file"], row["line"], row["name"]])
+            spec = {**base, "pass": "coverage", "out": cov_out, "wanted": wanted, "reaches": reaches}
+            _run(request, spec, results, only)
             with open(cov_out, encoding="utf-8") as fh:
                 measured = json.load(fh)
             report.coverage_method = measured["method"]
