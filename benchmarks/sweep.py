@@ -92,7 +92,8 @@ def sweep(root: Path, engine: str, args: argparse.Namespace, scan_report: Path, 
     report = root.parent / f"sweep-{engine}.json"
     options = ["sweep", "sweepbench", "--top", str(args.top), "--provider", "offline", "--fresh"]
     options += ["--timing-pairs", str(args.timing_pairs), "--sandbox", args.sandbox, "--report", str(report)]
-    options += ["--state", str(root.parent / f"state-{engine}.jsonl"), *extra]
+    options += ["--state", str(root.parent / f"state-{engine}.jsonl"), "--from-scan", str(scan_report)]
+    options += ["--max-iterations", str(args.max_iterations), *extra]
     before = load()
     wall, _ = coderefine(*options, cwd=root)
     data = json.loads(report.read_text())
@@ -127,19 +128,24 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--engines", default="sequential,local,ray")
     parser.add_argument("--timing-pairs", type=int, default=3)
+    parser.add_argument("--max-iterations", type=int, default=2)
     parser.add_argument("--sandbox", default="process")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="build the project here and keep it")
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="coderefine-sweep-bench-"))
-    root = build_project(choose_tasks(args.modules), base / "project")
+    root = base / "project"
+    if not root.exists():  # --keep DIR of an earlier run: the same project (and its scan) again
+        build_project(choose_tasks(args.modules), root)
     results: dict[str, Any] = {"modules": args.modules, "top": args.top, "load_start": load()}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root, capture_output=True)
     results["plain_tests_seconds"] = round(time.perf_counter() - started, 1)  # the suite alone, for scale
     scan_report = base / "scan.json"
-    wall, _ = coderefine("scan", "sweepbench", "--sandbox", args.sandbox, "--report", str(scan_report), cwd=root)
+    if not scan_report.exists():
+        coderefine("scan", "sweepbench", "--sandbox", args.sandbox, "--report", str(scan_report), cwd=root)
     scan = json.loads(scan_report.read_text())
+    wall = scan["wall_seconds"]
     results["scan"] = {
         "wall_seconds": round(wall, 1),
         "functions": len(scan["functions"]),

@@ -89,6 +89,9 @@ def sweep_command(
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Ignore the scan and finished functions saved before.")
     ] = False,
+    from_scan: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Use this `scan --report` instead of scanning again.")
+    ] = None,
     script: Script = None,
     pass_env: PassEnv = None,
     quiet: Quiet = False,
@@ -117,6 +120,7 @@ def sweep_command(
         sarif=sarif,
         state=state,
         fresh=fresh,
+        from_scan=from_scan,
         pass_env=tuple(pass_env or ()),
         quiet=quiet,
     )

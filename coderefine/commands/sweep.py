@@ -42,6 +42,7 @@ class SweepArgs:
     sarif: Path | None = None
     state: Path | None = None
     fresh: bool = False
+    from_scan: Path | None = None
     pass_env: tuple[str, ...] = ()
     quiet: bool = False
 
@@ -96,6 +97,7 @@ def sweep_command(args: SweepArgs, console: Console) -> int:
         state=args.state,
         fresh=args.fresh,
         script=args.script,
+        from_scan=args.from_scan,
     )
     progress = Progress(
         SpinnerColumn(),

@@ -4,6 +4,7 @@ write only what verified. The composition root of a sweep; it returns values, th
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ class SweepOptions:
     state: Path | None = None
     fresh: bool = False
     script: Path | None = None
+    from_scan: Path | None = None  # a `scan --report` of this project to use instead of scanning again
 
 
 @dataclass
@@ -66,6 +68,17 @@ def state_key(options: SweepOptions, root: Path, paths: tuple[str, ...]) -> dict
     }
 
 
+def load_scan(path: Path, root: Path) -> ScanResult:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        scan = ScanResult.from_dict(data)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--from-scan {path}: not a report of `coderefine scan --report` ({exc})") from None
+    if scan.root != root:
+        raise UsageError(f"--from-scan {path}: a scan of {scan.root}, not of {root}")
+    return scan
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
 
@@ -93,7 +106,7 @@ def run_sweep(
     state.start(options.fresh)
     scan = state.scan
     if scan is None:
-        scan = run_scan(options.scan)
+        scan = load_scan(options.from_scan, root) if options.from_scan is not None else run_scan(options.scan)
         state.save_scan(scan)
     top = options.top if options.top is not None or options.min_share is not None else 10
     chosen = choose(scan.entries, top, options.min_share)
