@@ -37,6 +37,8 @@ class ExitCode(IntEnum):
     BASELINE_TIMEOUT = 22  # the original's tests did not finish within --timeout (not a failure of theirs)
     TESTS_NOT_IMPORTABLE = 23  # pytest could not import the test files: the project or a dependency is not installed
     TIMING_INPUTS = 26  # --timing-inputs names no file, or a file outside the project root
+    SCAN_FAILED = 28  # `scan`/`sweep`: the profiled run failed (a test fails, the workload command exits non-zero)
+    SWEEP_STATE = 29  # `sweep`: the state file of a resumable sweep is unreadable or from other arguments
     INTERRUPTED = 130
 
 
@@ -155,3 +157,11 @@ class RunFailed(CoderefineError):
 
 class BadTimingInputs(CoderefineError):
     exit_code = ExitCode.TIMING_INPUTS
+
+
+class ScanFailed(CoderefineError):
+    exit_code = ExitCode.SCAN_FAILED
+
+
+class SweepStateError(CoderefineError):
+    exit_code = ExitCode.SWEEP_STATE

@@ -65,6 +65,7 @@ _PROVIDER_HELP = "openai, offline or scripted; unset: openai when a key or base 
 _MODEL, _CACHE, _LOOP, _SANDBOX, _VERDICT, _THRESHOLDS = "Model", "Cache", "Loop", "Sandbox", "Verdict", "Thresholds"
 # The capability kinds the sandbox's audit hook tells apart (coderefine_sandbox/audit.py), for --allow.
 POWERS = ("network", "process", "file_write", "file_read", "native", "dynamic_code", "import", "thread", "clock")
+_SWEEP = "Sweep"
 SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("provider", str, None, _PROVIDER_HELP, choices=("openai", "offline", "scripted"), panel=_MODEL),
     SettingSpec("model", str, "gpt-4o-mini", "model name the endpoint knows", panel=_MODEL),
@@ -252,6 +253,25 @@ SPECS: tuple[SettingSpec, ...] = (
         panel=_LOOP,
         metavar="GLOBS",
     ),
+)
+SPECS += (
+    SettingSpec(
+        "engine",
+        str,
+        "local",
+        "sweep: where refinements run: local (processes) or ray",
+        choices=("local", "ray"),
+        panel=_SWEEP,
+    ),
+    SettingSpec(
+        "ray_address",
+        str,
+        None,
+        "sweep --engine ray: the cluster, auto, HOST:PORT or ray://HOST:PORT (unset: auto)",
+        panel=_SWEEP,
+        metavar="ADDRESS",
+    ),
+    SettingSpec("workers", int, None, "sweep --engine local: worker processes (unset: one per CPU)", 1, panel=_SWEEP),
 )
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 # Keys a later part of coderefine reads from [tool.coderefine] itself (tables, not single values).

@@ -19,10 +19,12 @@ from coderefine.cli.options import (
     Group,
     given_settings,
     settings_command,
+    settings_in,
 )
 from coderefine.cli.params import Debug, File, PassEnv, Quiet, Report, Root, Sarif, Script, Tests, Write
 from coderefine.cli.running import exit_with, output, stdout
 from coderefine.cli.sandbox import sandbox_app
+from coderefine.cli.sweep import SCAN_SETTINGS, scan_command, sweep_command
 from coderefine.errors import ExitCode
 from coderefine.github import MAX_COMMENTS
 
@@ -304,6 +306,10 @@ def bench_command(
     )
     exit_with(lambda: run_bench_command(args, stdout), debug)
 
+
+# `coderefine scan` and `coderefine sweep` (a whole project): declared in their own module.
+app.command("scan", cls=settings_command(*SCAN_SETTINGS))(scan_command)
+app.command("sweep", cls=settings_command(*RUN_SETTINGS, *settings_in("Sweep")))(sweep_command)
 
 app.add_typer(sandbox_app, name="sandbox")
 

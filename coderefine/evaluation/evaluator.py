@@ -32,6 +32,7 @@ from coderefine_sandbox.protocol import (
 
 from coderefine.errors import NoTestsFound, SandboxError
 from coderefine.evaluation import programs, reports
+from coderefine.evaluation import timing_lock as timing_locks
 from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.project import Project
@@ -112,14 +113,15 @@ class Evaluator:
             argv=(self.settings.python, "-m", "coderefine_sandbox.runner", str(request_path)),
             cwd=Path(request.workspace),
             writable=(Path(request.workspace), io_dir),
-            readonly=(*readonly, sandbox_dir().resolve()),
+            readonly=(*readonly, sandbox_dir().resolve(), *self._lock_folder()),
             env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, self.settings.pass_env),
             timeout=request.test_timeout + steps * request.step_timeout + 60,
             memory_mb=self.settings.memory_mb,
             scratch=self.run_dir,
             keep=request.mode == "baseline",  # candidates read the original's workspace and recorded calls
         )
-        with exclusive_lock(self.settings.timing_lock if self.settings.measure_speed else None):
+        whole_run = self.settings.measure_speed and self.settings.timing_lock_scope == "run"
+        with exclusive_lock(self.settings.timing_lock if whole_run else None):
             outcome = self.sandbox.run(job)
         if outcome.timed_out:
             return report_type(runner_error=f"the sandbox run exceeded its overall limit of {job.timeout:g}s")
@@ -129,9 +131,18 @@ class Evaluator:
             detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
             return report_type(runner_error="the sandbox runner failed: " + detail.splitlines()[-1][:300])
         try:
-            return from_json(report_type, outcome.stdout)
+            report = from_json(report_type, outcome.stdout)
+            timing_locks.HOLDS.extend(report.timing_holds)  # the runner held the lock (scope "timing")
+            return report
         except ProtocolError as exc:  # host and runner disagree: a bug, never a verdict on the candidate
             raise SandboxError(f"the sandbox runner's report does not match the protocol: {exc}") from exc
+
+    def _lock_folder(self) -> tuple[Path, ...]:
+        """The folder of the timing lock, readable in the sandbox when the runner takes the lock itself."""
+        lock = self.settings.timing_lock
+        if lock is None or self.settings.timing_lock_scope != "timing" or not self.settings.measure_speed:
+            return ()
+        return (lock.resolve().parent,)
 
     # ----------------------------------------------------------------- baseline
 

@@ -103,6 +103,7 @@ class Requests:
             allow=tuple(settings.allow),
             selection=self.selection,
             program=self._program(mode, learned),
+            timing_lock=str(settings.timing_lock) if self._locks_timing_steps else None,
         )
 
     def _program(self, mode: Mode, learned: Learned) -> ProgramSpec | None:
@@ -110,6 +111,11 @@ class Requests:
         candidates when the baseline judged by them."""
         wanted = self.settings.script if mode == "baseline" else learned.program
         return program_spec(self.settings, self.project, self.baseline_io) if wanted else None
+
+    @property
+    def _locks_timing_steps(self) -> bool:
+        settings = self.settings
+        return settings.timing_lock is not None and settings.measure_speed and settings.timing_lock_scope == "timing"
 
     def _timing(self, learned: Learned) -> TimingParameters | None:
         settings = self.settings

@@ -56,3 +56,7 @@ class EvaluationSettings:
     timing_inputs: tuple[str, ...] = ()  # stdin files, relative to the project root
     program_repeats: int = 3  # processes per input and version in one timing pair (the fastest counts)
     max_runs: int = 200
+    # What the lock covers: "run", the whole sandbox run of an evaluation that times code (bench: its tests
+    # and replay never overlap another job's timing either), or "timing", only the timing steps inside the
+    # sandbox (sweep: tests and replays run side by side, timing never does)
+    timing_lock_scope: str = "run"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,14 @@ def exclusive_lock(path: Path | None) -> Iterator[None]:
         return
     with path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
+        held = time.time()
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+            HOLDS.append((held, time.time()))
+
+
+# When this process held a timing lock (wall-clock start, end): `coderefine sweep` reports them per function,
+# the evidence that timing never overlapped on a machine.
+HOLDS: list[tuple[float, float]] = []

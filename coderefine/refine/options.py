@@ -25,3 +25,4 @@ class RunOptions:
     expected_sha256: str | None = None  # replay: the file as it was traced
     bench: str | None = None  # --bench FILE[::NAME]: time this instead of the recorded calls
     timing_lock: Path | None = None  # bench --jobs N: serialises the sandbox runs that time code
+    timing_lock_scope: str = "run"  # sweep: "timing", only the timing steps (see EvaluationSettings)

@@ -241,6 +241,7 @@ class _Run:
             compare_stderr=settings["compare_stderr"],
             min_runs=settings["min_runs"],
             timing_inputs=resolve_timing_inputs(settings["timing_inputs"], root),
+            timing_lock_scope=options.timing_lock_scope,
         )
 
     def _build_loop(

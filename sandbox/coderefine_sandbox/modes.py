@@ -25,6 +25,7 @@ from coderefine_sandbox.protocol import (
 )
 from coderefine_sandbox.testrun import run_tests
 from coderefine_sandbox.timing import calibrate, measure
+from coderefine_sandbox.timing_lock import timing_slot
 
 
 def baseline(request: RunnerRequest) -> BaselineReport:
@@ -71,7 +72,8 @@ def baseline(request: RunnerRequest) -> BaselineReport:
     # The workload is the stable recorded calls, or the user's own benchmark.
     if request.timing is not None and (stable or request.bench is not None):
         try:
-            report.calibration = calibrate(request)
+            with timing_slot(request, report):
+                report.calibration = calibrate(request)
         except (StepTimeout, RuntimeError) as exc:
             report.calibration_error = f"timing the original failed: {exc}"
     return report
@@ -130,7 +132,8 @@ def candidate(request: RunnerRequest) -> CandidateReport:
         measurable = False
     if request.timing is not None and (measurable or request.bench is not None):
         try:
-            report.timing = measure(request)
+            with timing_slot(request, report):
+                report.timing = measure(request)
         except (StepTimeout, RuntimeError) as exc:
             report.timing_error = f"timing failed: {exc}"
     return report

@@ -16,12 +16,26 @@ import resource
 import sys
 
 from coderefine_sandbox.modes import baseline, candidate
-from coderefine_sandbox.protocol import REPORTS, RunnerReport, RunnerRequest, from_dict, to_json
+from coderefine_sandbox.profiling import profile
+from coderefine_sandbox.protocol import (
+    REPORTS,
+    ProfileReport,
+    ProfileRequest,
+    RunnerReport,
+    RunnerRequest,
+    from_dict,
+    to_json,
+)
 
 
-def run(data: object) -> RunnerReport:
+def run(data: object) -> RunnerReport | ProfileReport:
     """The report for a request (as read from JSON); a failure of the runner itself is in the report too."""
     mode = data.get("mode") if isinstance(data, dict) else None
+    if mode == "profile":  # `coderefine scan`: a whole project, its own request type
+        try:
+            return profile(from_dict(ProfileRequest, data))
+        except Exception as exc:
+            return ProfileReport(runner_error=f"{type(exc).__name__}: {exc}")
     report_type = REPORTS.get(mode) if isinstance(mode, str) else None
     if report_type is None:
         # With no mode there is no report type to answer in: a host this far off must hear it loudly.

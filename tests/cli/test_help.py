@@ -24,6 +24,8 @@ COMMANDS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("review",): ALL_SETTINGS,
     ("check",): CHECK_SETTINGS,
     ("sandbox", "build"): (),
+    ("scan",): ("sandbox", "image", "timeout", "memory_mb", "min_calls", "min_coverage"),
+    ("sweep",): (*RUN_SETTINGS, "engine", "ray_address", "workers"),
 }
 USAGE = {
     ("optimize",): "Usage: coderefine optimize [OPTIONS] FILE",
@@ -35,6 +37,8 @@ USAGE = {
     ("review",): "Usage: coderefine review [OPTIONS]",
     ("check",): "Usage: coderefine check [OPTIONS] FILES...",
     ("sandbox", "build"): "Usage: coderefine sandbox build [OPTIONS]",
+    ("scan",): "Usage: coderefine scan [OPTIONS] [PATHS...]",
+    ("sweep",): "Usage: coderefine sweep [OPTIONS] [PATHS...]",
 }
 METAVAR = re.compile(r"^(\[[a-z|]+\]|[A-Z][A-Z_.\[\]:]*|X\.Y)$")
 

@@ -55,6 +55,7 @@ def request(**changes: object) -> RunnerRequest:
         "original_capabilities": (capability(),),
         "allow": ("thread",),
         "selection": TestSelection(names=("mod", "f"), node_ids=("tests/test_mod.py::test_f",), data_names=("f",)),
+        "timing_lock": None,
     }
     fields.update(changes)
     return RunnerRequest(**fields)  # type: ignore[arg-type]

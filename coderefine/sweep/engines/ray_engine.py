@@ -1,0 +1,144 @@
+"""`--engine ray`: each function's refinement is a Ray task on a cluster (`--ray-address auto|HOST:PORT|ray://...`).
+
+- The project reaches the workers through the object store (a tar.gz of it, put once), never a shared
+  filesystem; each task unpacks it into a scratch folder of its node. coderefine itself must be installed
+  on every node (`pip install 'coderefine[ray]'`), as Ray expects of the code its tasks import.
+- Timing is exclusive per node: every task's sandbox runs that time code lock one file in the node's
+  temporary folder, named after the node, so no two timing runs overlap on a node while tests and replays
+  use its other CPUs. A lock file, not an actor: the kernel releases it when a worker dies, and nodes
+  started with a plain `ray start` need no custom resource.
+- Results stream back as tasks finish (`ray.wait`); a task whose worker dies is retried once
+  (`max_retries=1`); Ctrl-C cancels the tasks not finished and returns what finished.
+- The sandbox still isolates every candidate on every node. The model key (when a model provider is used)
+  goes to the worker processes that call the model, as an environment variable of their runtime
+  environment; the sandbox passes no secret on.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from coderefine.errors import UsageError
+from coderefine.evaluation.workspace import IGNORED_DIRS
+from coderefine.sweep.engines.base import EngineRun, OnDone, OnStart
+from coderefine.sweep.jobs import FunctionJob, FunctionOutcome, refine_function
+
+RAY_MISSING = "--engine ray needs Ray: pip install 'coderefine[ray]'"
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(RAY_MISSING) from None
+    return ray
+
+
+def pack_project(root: Path) -> bytes:
+    """The project as a gzipped tar, without the folders a workspace copy leaves out (.git, .venv, ...)."""
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        parts = Path(info.name).parts
+        if any(part in IGNORED_DIRS or part.endswith(".egg-info") for part in parts):
+            return None
+        return None if info.issym() or info.islnk() else info
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for child in sorted(root.iterdir()):
+            archive.add(child, arcname=child.name, filter=keep)
+    return buffer.getvalue()
+
+
+def unpack_project(data: bytes, destination: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+        archive.extractall(destination, filter="data")
+
+
+def node_lock(node_id: str) -> str:
+    """A folder of its own (it is mounted read-only into the sandbox, so it must hold nothing else)."""
+    folder = Path(tempfile.gettempdir()) / "coderefine-timing-locks"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    return str(folder / f"{node_id[:16]}.lock")
+
+
+def run_on_node(job: FunctionJob, project: bytes) -> FunctionOutcome:
+    """The body of one Ray task, on whichever node Ray placed it."""
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    with tempfile.TemporaryDirectory(prefix="coderefine-ray-") as scratch:
+        root = Path(scratch) / "project"
+        unpack_project(project, root)
+        return refine_function(replace(job, timing_lock=node_lock(node)), root, node=node)
+
+
+class RayEngine:
+    name = "ray"
+
+    def __init__(self, address: str = "auto", env: dict[str, str] | None = None) -> None:
+        self.address = address
+        self.env = env or {}  # the model key, for the processes that call the model
+
+    def connect(self) -> Any:
+        ray = import_ray()
+        runtime_env = {"env_vars": self.env} if self.env else None
+        try:
+            ray.init(
+                address=self.address,
+                runtime_env=runtime_env,
+                log_to_driver=False,
+                ignore_reinit_error=True,
+                logging_level="ERROR",
+            )
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(
+                f"--ray-address {self.address}: no Ray cluster answered ({first[:200]}); start one with "
+                "`ray start --head`, or use --engine local"
+            ) from None
+        return ray
+
+    def run(self, jobs: Sequence[FunctionJob], root: Path, on_done: OnDone, on_start: OnStart) -> EngineRun:
+        ray = self.connect()
+        try:
+            nodes = [n for n in ray.nodes() if n.get("Alive")]
+            cpus = sum(int(n.get("Resources", {}).get("CPU", 0)) for n in nodes)
+            description = f"ray: {len(nodes)} node{'s' if len(nodes) != 1 else ''}, {cpus} CPUs"
+            task = ray.remote(num_cpus=1, max_retries=1)(run_on_node)
+            project = ray.put(pack_project(root))
+            pending: dict[Any, FunctionJob] = {}
+            for job in jobs:
+                on_start(job)
+                pending[task.remote(job, project)] = job
+            lost: list[str] = []
+            try:
+                while pending:
+                    ready, _ = ray.wait(list(pending), num_returns=1)
+                    for ref in ready:
+                        job = pending.pop(ref)
+                        try:
+                            on_done(ray.get(ref))
+                        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
+                            lost.append(job.key)  # its worker died twice: the retry did not save it
+            except KeyboardInterrupt:
+                for ref in pending:
+                    ray.cancel(ref, force=True)
+                return EngineRun(True, tuple(lost), description)
+            return EngineRun(False, tuple(lost), description)
+        finally:
+            ray.shutdown()
+
+
+def model_env(settings: Any) -> dict[str, str]:
+    """The model key's variable, when it is set here: the only secret the workers get."""
+    name = settings["api_key_env"]
+    value = os.environ.get(name)
+    return {name: value} if value else {}

@@ -1,0 +1,110 @@
+"""Run the sandbox runner's `profile` mode on a copy of the project (the host's side of `coderefine scan`)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from coderefine_sandbox.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json, to_json
+
+from coderefine.errors import SandboxError, UsageError
+from coderefine.evaluation.requests import HASH_SEED
+from coderefine.evaluation.workspace import copy_project
+from coderefine.resources import sandbox_dir
+from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+
+_PYTHONS = ("python", "python3")
+
+
+@dataclass(frozen=True)
+class ProfileJob:
+    root: Path  # the project, copied into the sandbox's workspace
+    paths: tuple[str, ...]  # relative to root
+    tests: tuple[str, ...]  # pytest arguments relative to root
+    command: tuple[str, ...] | None  # python's argv after the interpreter
+    min_calls: int
+    timeout: float
+    memory_mb: int
+    pass_env: tuple[str, ...] = ()
+
+
+def parse_command(text: str) -> tuple[str, ...]:
+    """`--command "python bench.py --size 10"` -> ("bench.py", "--size", "10"): the workload must be a Python
+    program (a script or `-m module`), which the profiler runs in its own interpreter inside the sandbox."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"--command {text!r}: cannot be split into words ({exc})") from None
+    if len(argv) < 2 or (Path(argv[0]).name not in _PYTHONS and not Path(argv[0]).name.startswith("python3.")):
+        raise UsageError(
+            f"--command {text!r}: give a Python program to profile, as `python SCRIPT [ARGS]` or "
+            "`python -m MODULE [ARGS]`"
+        )
+    rest = tuple(argv[1:])
+    if rest[0] == "-m" and len(rest) < 2:
+        raise UsageError(f"--command {text!r}: -m needs a module name")
+    if rest[0].startswith("-") and rest[0] != "-m":
+        raise UsageError(f"--command {text!r}: interpreter options other than -m are not supported")
+    return rest
+
+
+def import_roots(root: Path) -> tuple[str, ...]:
+    """Where the project's own packages import from: the root, and `src/` in a src layout."""
+    return (".", "src") if (root / "src").is_dir() else (".",)
+
+
+def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
+    run_dir = Path(tempfile.mkdtemp(prefix="coderefine-scan-"))
+    try:
+        workspace, io_dir = run_dir / "project", run_dir / "io"
+        copy_project(job.root, workspace)
+        io_dir.mkdir()
+        home = io_dir / "home"
+        home.mkdir()
+        request = ProfileRequest(
+            mode="profile",
+            workspace=str(workspace),
+            io_dir=str(io_dir),
+            import_roots=import_roots(job.root),
+            tests=job.tests,
+            command=job.command,
+            paths=job.paths,
+            min_calls=job.min_calls,
+            timeout=job.timeout,
+            hash_seed=HASH_SEED,
+        )
+        request_path = io_dir / "request.json"
+        request_path.write_text(to_json(request), encoding="utf-8")
+        sandbox_job = SandboxJob(
+            argv=(_python(), "-m", "coderefine_sandbox.runner", str(request_path)),
+            cwd=workspace,
+            writable=(workspace, io_dir),
+            readonly=(sandbox_dir().resolve(),),
+            env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, job.pass_env),
+            timeout=2 * job.timeout + 60,
+            memory_mb=job.memory_mb,
+            scratch=run_dir,
+        )
+        outcome = sandbox.run(sandbox_job)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    if outcome.timed_out:
+        raise SandboxError(f"profiling the project exceeded its limit of {sandbox_job.timeout:g}s; raise --timeout")
+    try:
+        json.loads(outcome.stdout)
+        return from_json(ProfileReport, outcome.stdout)
+    except json.JSONDecodeError:
+        detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
+        raise SandboxError("the sandbox runner failed while profiling: " + detail.splitlines()[-1][:300]) from None
+    except ProtocolError as exc:
+        raise SandboxError(f"the sandbox runner's profile does not match the protocol: {exc}") from exc
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable

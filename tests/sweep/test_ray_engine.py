@@ -1,0 +1,93 @@
+"""--engine ray on a real local Ray cluster of two nodes (ray.cluster_utils.Cluster: a head and a worker node,
+each a raylet of its own on loopback, one CPU each so that two tasks must land on both nodes).
+
+Ray is an optional extra: these tests skip where it is not installed, and fail instead where it must be
+(CODEREFINE_REQUIRE_RAY=1, set by .ci/run, which installs the extra). One cluster per session: starting
+one takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from coderefine.settings import resolve_settings
+from coderefine.sweep.engines.ray_engine import RayEngine, pack_project, unpack_project
+from coderefine.sweep.jobs import FunctionJob
+from coderefine.sweep.report import timing_overlaps
+
+REQUIRED = os.environ.get("CODEREFINE_REQUIRE_RAY") == "1"
+
+MODULES = {
+    "pkg/__init__.py": "",
+    "pkg/a.py": "def double(xs):\n    out = []\n    for x in xs:\n        out.append(2 * x)\n    return out\n",
+    "pkg/b.py": "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n",
+    "tests/test_pkg.py": """
+        from pkg.a import double
+        from pkg.b import total
+
+
+        def test_double():
+            for n in range(5):
+                assert double(list(range(n))) == [2 * x for x in range(n)]
+
+
+        def test_total():
+            for n in range(5):
+                assert total(range(n)) == sum(range(n))
+    """,
+}
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    try:
+        from ray.cluster_utils import Cluster
+    except ImportError:
+        if REQUIRED:
+            pytest.fail("Ray is required here (CODEREFINE_REQUIRE_RAY=1): pip install 'coderefine[ray]'")
+        pytest.skip("Ray is not installed (pip install 'coderefine[ray]')")
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        yield cluster
+    finally:
+        cluster.shutdown()
+
+
+def test_the_project_travels_as_an_archive_without_what_a_workspace_leaves_out(make_project, tmp_path):
+    root = make_project({**MODULES, ".venv/lib/x.py": "", "pkg/__pycache__/a.pyc": ""})
+    unpack_project(pack_project(root), tmp_path / "copy")
+    copied = {p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*") if p.is_file()}
+    assert copied == {"pytest.ini", *MODULES}
+
+
+@pytest.mark.slow
+def test_each_function_is_a_ray_task_spread_over_the_nodes_and_timing_never_overlaps_on_one(
+    ray_cluster, make_project, tmp_path
+):
+    root = make_project(MODULES)
+    settings = resolve_settings({"provider": "scripted", "sandbox": "process", "timing_pairs": 2}, tmp_path)
+    # No candidate: each task's run is its baseline (tests, recording, replay, timing calibration).
+    script = json.dumps({"generate": ["no code this time"]})
+    jobs = [
+        FunctionJob("pkg/a.py", "double", "optimize", settings, script=script),
+        FunctionJob("pkg/b.py", "total", "optimize", settings, script=script),
+    ]
+    started, done = [], []
+    run = RayEngine(ray_cluster.address).run(jobs, root, done.append, started.append)
+    assert not run.interrupted and not run.lost and run.description == "ray: 2 nodes, 2 CPUs"
+    assert started == jobs
+    assert sorted(o.key for o in done) == ["pkg/a.py::double", "pkg/b.py::total"]
+    for outcome in done:
+        assert outcome.error is None, outcome.reason
+        assert outcome.status == "unchanged" and outcome.original_sha256
+        assert outcome.placement.timing, "the baseline's timing calibration held the node's timing lock"
+        assert Path(outcome.placement.host)  # the trace names where it ran
+    assert len({o.placement.node for o in done}) == 2, "one CPU per node: the two tasks ran on both nodes"
+    assert timing_overlaps([o.to_dict() for o in done]) == []
+    assert (root / "pkg/a.py").read_text() == MODULES["pkg/a.py"]  # the user's tree is only read
