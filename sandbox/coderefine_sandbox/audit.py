@@ -26,6 +26,7 @@ Standard library only: this runs inside the sandbox.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import operator
 import os
@@ -246,9 +247,8 @@ class Recorder:
             before = dict(zip(CLOCKS, clocks, strict=True))
             for name in replaced_clocks(before):
                 self._note("clock", name, f"{name} replaced")
-        if threading.active_count() > threads:
-            names = [t.name for t in threading.enumerate()][threads:]
-            self._note("thread", "", f"thread still running after it returned: {', '.join(names)[:120]}")
+        if _thread._count() > threads:
+            self._note("thread", "", f"{_thread._count() - threads} thread(s) still running after it returned")
 
     @property
     def capabilities(self) -> tuple[Capability, ...]:
@@ -264,7 +264,7 @@ class _Window:
         self.recorder, self.where = recorder, where
 
     def __enter__(self) -> None:
-        self.threads = threading.active_count()
+        self.threads = _thread._count()  # every thread started through _thread, threading's included
         self.clocks = _clocks_now()
         self.recorder.where = self.where
         self.recorder.active = True
