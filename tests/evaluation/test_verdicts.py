@@ -126,7 +126,13 @@ def test_mismatches_reject_and_feed_the_feedback_until_tolerance_and_order_are_c
     assert attempt["behavior"]["mismatches"] == 0 and attempt["behavior"]["calls_compared"] == 6
     assert not attempt["reason"].startswith("behaviour changed")
     only_order = scripted("readability", root / "stats.py", [STATS_CANDIDATE], (), (), "--unordered", "unique,nope")
-    assert only_order["iterations"][0]["behavior"]["mismatches"] == 3  # mean still differs by 1e-7
+    # mean still differs by 1e-7: its change is dropped, and the candidate with only unique's is judged again
+    narrowed = only_order["iterations"][0]
+    assert [(f["function"], f["verdict"], f["kept"]) for f in narrowed["functions"]] == [
+        ("mean", "behaviour changed", False),
+        ("unique", "not measured", True),
+    ]
+    assert narrowed["changed"] == ["unique"] and narrowed["behavior"]["mismatches"] == 0
     assert any("unordered: nope not among this run's targets" in w for w in only_order["warnings"])
 
 

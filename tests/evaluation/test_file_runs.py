@@ -1,0 +1,64 @@
+"""A file run end to end in the process sandbox: one verdict per function, the narrowed candidate verified
+again in a workspace made of links, and the too-fast workload answered at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from coderefine.evaluation.timing_policy import too_fast
+
+MODULE = """
+def total(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+
+def double_all(values):
+    return [v * 2 for v in values]
+"""
+TESTS = """
+from mod import double_all, total
+
+
+def test_total():
+    for n in (20000, 50000, 30000):
+        assert total(n) == n * (n - 1) // 2
+
+
+def test_double():
+    assert double_all([1, 2]) == [2, 4]
+"""
+# total made much faster; double_all changed in a way the tests miss (4.0 == 4) but the recorded call catches
+CANDIDATE = """
+def total(n):
+    return n * (n - 1) // 2
+
+
+def double_all(values):
+    return [v + v for v in values] if values != [1, 2] else [2, 4.0]
+"""
+
+
+def test_a_workload_of_a_few_nanoseconds_a_call_is_too_fast_to_time():
+    assert too_fast(None, 3) is None and too_fast(1e-3, 3) is None
+    reason = too_fast(6e-7, 3)
+    assert reason is not None and reason.startswith("too fast to measure reliably: the recorded calls take 200 ns")
+
+
+@pytest.mark.slow
+@pytest.mark.timed
+def test_the_change_that_breaks_one_function_is_dropped_and_the_rest_verified_again(scripted, make_project):
+    root = make_project({"mod.py": MODULE, "test_mod.py": TESTS})
+    report = scripted("optimize", root / "mod.py", [CANDIDATE], ["VERDICT: STOP"], (), "--timing-pairs", "3")
+    (iteration,) = report["iterations"]
+    assert iteration["verdict"] == "accepted", iteration["reason"]
+    assert [(f["function"], f["verdict"], f["kept"]) for f in iteration["functions"]] == [
+        ("total", "faster", True),
+        ("double_all", "behaviour changed", False),
+    ]
+    assert iteration["changed"] == ["total"]
+    assert set(iteration["timing"]["per_function"]) == {"total", "double_all"}
+    assert 0 < iteration["setup_seconds"] < 0.5
+    assert not any("full copies" in warning for warning in report["warnings"])  # links were sound here
