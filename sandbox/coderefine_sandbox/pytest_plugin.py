@@ -4,7 +4,7 @@ It writes the outcome of every test as JSON (CODEREFINE_RESULTS), the test curre
 (CODEREFINE_PROGRESS, so a timeout can name the test that hung), which file the target module was
 imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE is set,
 the calls to the target functions and their line coverage (capture.py). `random` is reseeded before
-every test. With CODEREFINE_SELECT it keeps only some tests (selection.py).
+every test. With CODEREFINE_SELECT (a JSON file) it keeps only some tests (selection.py).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def _short_message(report: Any) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     selection = os.environ.get("CODEREFINE_SELECT")
     if selection:
-        options = json.loads(selection)
+        with open(selection, encoding="utf-8") as fh:
+            options = json.load(fh)
         _state.selector = Selector(
             options["names"], options["node_ids"], config.getini("python_files"), options["data_names"]
         )

@@ -34,13 +34,18 @@ def run_tests(
         env["CODEREFINE_CALLS_OUT"] = os.path.join(request.io_dir, "calls.pkl")
     tests = list(request.tests)
     if request.selection is not None:
-        env["CODEREFINE_SELECT"] = json.dumps(
-            {
-                "names": list(request.selection.names),
-                "node_ids": list(request.selection.node_ids),
-                "data_names": list(request.selection.data_names),
-            }
-        )
+        # A file, not a variable: thousands of node ids would pass the kernel's limit on one variable (128 KiB).
+        selection_path = os.path.join(request.io_dir, "selection.json")
+        with open(selection_path, "w", encoding="utf-8") as fh:
+            json.dump(
+                {
+                    "names": list(request.selection.names),
+                    "node_ids": list(request.selection.node_ids),
+                    "data_names": list(request.selection.data_names),
+                },
+                fh,
+            )
+        env["CODEREFINE_SELECT"] = selection_path
         if request.selection.node_ids and not tests:
             # Only the files of the selected tests are collected: the rest of the suite is never imported.
             tests = list(dict.fromkeys(node.split("::")[0] for node in request.selection.node_ids))

@@ -196,7 +196,8 @@ def test_tests_option_selects_which_tests_judge_the_candidates(scripted, make_pr
         }
     )
     candidate = "def double(number):\n    return number * 2\n"
-    without = scripted("readability", root / "calc.py", [candidate], expect=10)
+    # The whole suite (by default only the test files naming calc or double run: the broken one is not among them)
+    without = scripted("readability", root / "calc.py", [candidate], (), (), "--test-selection", "all", expect=10)
     assert "test_unrelated.py::test_broken_elsewhere" in without["_stderr"]
     data = scripted("readability", root / "calc.py", [candidate], (), (), "--tests", root / "checks")
     assert data["baseline"]["tests"] == {"passed": 1, "failed": 0} and data["status"] == "improved"
