@@ -22,8 +22,9 @@ def exclusive_lock(path: Path | None) -> Iterator[None]:
         try:
             yield
         finally:
+            released = time.time()  # read before unlocking: the next holder's start is after it
             fcntl.flock(handle, fcntl.LOCK_UN)
-            HOLDS.append((held, time.time()))
+            HOLDS.append((held, released))
 
 
 # When this process held a timing lock (wall-clock start, end): `coderefine sweep` reports them per function,

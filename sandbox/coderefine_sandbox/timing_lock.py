@@ -23,5 +23,6 @@ def timing_slot(request: RunnerRequest, report: BaselineReport | CandidateReport
         try:
             yield
         finally:
+            released = time.time()  # read before unlocking: the next holder's start is after it
             fcntl.flock(handle, fcntl.LOCK_UN)
-            report.timing_holds = (*report.timing_holds, (held, time.time()))
+            report.timing_holds = (*report.timing_holds, (held, released))
