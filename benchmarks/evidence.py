@@ -20,7 +20,7 @@ from pathlib import Path
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
 from coderefine.evaluation.project import resolve_project
 from coderefine.sandboxes.registry import make_sandbox
-from coderefine.settings import SPEC_BY_NAME
+from coderefine.setting_specs import SPEC_BY_NAME
 from coderefine.source import resolve_targets, runs_as_program
 
 

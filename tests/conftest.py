@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from coderefine.settings import SPECS
+from coderefine.setting_specs import SPECS
 from tests.timed_last import GROUPS_FOLDER, TimedLastScheduling, write_groups
 
 REPO = Path(__file__).resolve().parent.parent

@@ -38,7 +38,7 @@ def test_every_exit_code_is_documented():
 
 
 def test_every_setting_is_documented():
-    from coderefine.settings import SPECS
+    from coderefine.setting_specs import SPECS
 
     readme = (REPO / "README.md").read_text()
     table = readme.split("#### Settings", 1)[1].split("\n#### ", 1)[0]

@@ -24,7 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.main import _get_param  # typer's own maker of an option from a declared parameter
 from typer.models import ParamMeta
 
-from coderefine.settings import SPECS, SettingSpec
+from coderefine.setting_specs import SPECS, SettingSpec
 
 _GIVEN_SETTINGS = "coderefine.settings"
 # The type each kind of setting is parsed as on the command line; settings.resolve_settings checks it.

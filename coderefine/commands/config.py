@@ -16,7 +16,8 @@ from rich.table import Table
 
 from coderefine.errors import InputFileNotFound
 from coderefine.providers.registry import api_key, choose_provider
-from coderefine.settings import SPECS, Settings, default_cache_dir, mask_secret, resolve_settings
+from coderefine.setting_specs import SPECS, default_cache_dir
+from coderefine.settings import Settings, mask_secret, resolve_settings
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from coderefine.evaluation.workload import UserBenchmark
-from coderefine.settings import SPEC_BY_NAME
+from coderefine.setting_specs import SPEC_BY_NAME
 
 
 def _user_default(name: str) -> Any:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from coderefine.errors import BadScript, UsageError
 from coderefine.providers.base import Provider
-from coderefine.settings import Settings, default_cache_dir
+from coderefine.setting_specs import default_cache_dir
+from coderefine.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from coderefine.cli.app import app
 from coderefine.cli.options import ALL_SETTINGS, CHECK_SETTINGS, RUN_SETTINGS, help_text
-from coderefine.settings import SPEC_BY_NAME
+from coderefine.setting_specs import SPEC_BY_NAME
 
 # Each command and the settings it takes.
 COMMANDS: dict[tuple[str, ...], tuple[str, ...]] = {

@@ -12,7 +12,7 @@ from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import HASH_SEED, Learned, Requests
 from coderefine.evaluation.timing_policy import noise_floor, values_per_process
 from coderefine.evaluation.workload import UserBenchmark
-from coderefine.settings import SPEC_BY_NAME
+from coderefine.setting_specs import SPEC_BY_NAME
 
 USER_SETTINGS = {
     "test_timeout": "timeout",

@@ -12,7 +12,7 @@ import typer.main
 import yaml
 
 from coderefine.cli.app import app
-from coderefine.settings import SPEC_BY_NAME
+from coderefine.setting_specs import SPEC_BY_NAME
 from tests.conftest import REPO
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())

@@ -1,0 +1,59 @@
+"""The records that flow one way through a run: Candidate -> Evaluation -> Iteration -> Result.
+
+They are plain typed dataclasses so that every part (loop, providers, reports) agrees on one shape and
+the JSON report is a direct projection of them.
+"""
+
+from __future__ import annotations
+
+from coderefine.records.baseline import (
+    INSUFFICIENT_TESTS,
+    Baseline,
+    BaselineFacts,
+    GeneratedInputs,
+    ProgramFacts,
+    Sufficiency,
+    TargetEvidence,
+)
+from coderefine.records.evaluation import (
+    HELD_OUT_GAP,
+    BehaviorReport,
+    Candidate,
+    Evaluation,
+    HotSpot,
+    Mismatch,
+    Refusal,
+    TestFailure,
+    TestReport,
+    TestsSelected,
+    Timing,
+)
+from coderefine.records.result import FunctionVerdict, Iteration, Result, Role, RunError, Usage, Verdict
+
+__all__ = [
+    "HELD_OUT_GAP",
+    "INSUFFICIENT_TESTS",
+    "Baseline",
+    "BaselineFacts",
+    "BehaviorReport",
+    "Candidate",
+    "Evaluation",
+    "FunctionVerdict",
+    "GeneratedInputs",
+    "HotSpot",
+    "Iteration",
+    "Mismatch",
+    "ProgramFacts",
+    "Refusal",
+    "Result",
+    "Role",
+    "RunError",
+    "Sufficiency",
+    "TargetEvidence",
+    "TestFailure",
+    "TestReport",
+    "TestsSelected",
+    "Timing",
+    "Usage",
+    "Verdict",
+]

@@ -1,0 +1,186 @@
+"""What running one candidate (or the original) established: tests, behaviour, timing, refusals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A complete module proposed as a replacement for the target file."""
+
+    code: str
+    origin: str  # "original", "generate" or "refine"
+    message: str  # the raw model message the code was taken from
+    extracted: str  # the code block as the model wrote it (what the history shows)
+    sha256: str
+    ast_key: str  # hash of the normalised AST: equal keys mean the same program
+    changed: tuple[str, ...] = ()  # names of definitions the candidate replaced or added
+    notes: tuple[str, ...] = ()  # what the merge ignored or could not use, for the feedback step
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    nodeid: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TestReport:
+    collected: int
+    passed: int
+    failed: int  # failures and errors together: anything that is not a pass or a skip
+    skipped: int
+    duration: float
+    exit_code: int
+    timed_out: bool = False
+    failures: tuple[TestFailure, ...] = ()
+    output_tail: str = ""
+
+    @property
+    def all_passed(self) -> bool:
+        return not self.timed_out and self.failed == 0 and self.passed > 0 and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class TestsSelected:
+    """Which tests judged the run, and why (coderefine.evaluation.selection)."""
+
+    __test__ = False  # not a pytest test class
+
+    mode: str  # given (--tests), all (test_selection = all), traced (found by this run), cached (by an earlier one)
+    reason: str
+    baseline_tests: int  # tests the original ran
+    candidate_tests: int  # tests each candidate runs
+    files_seen: int | None = None  # test files pytest found (None: no name filter applied)
+    files_kept: int | None = None  # of them, the ones the name filter kept
+    node_ids: tuple[str, ...] = ()  # the tests each candidate runs, when a selection named them
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    function: str
+    kind: str  # "return", "exception", "mutation", "stdout" or "error"
+    args: str
+    expected: str
+    got: str
+    generated: bool = False  # on an input generated from type hints (--gen-inputs), not a test's call
+    held_out: bool = False  # on a held-out recorded call: never shown to the model (its inputs nor outcome)
+
+
+@dataclass(frozen=True)
+class BehaviorReport:
+    calls_compared: int
+    mismatches: int
+    examples: tuple[Mismatch, ...] = ()
+    skipped: int = 0  # recorded calls that could not be replayed (unpicklable, non-deterministic)
+    generated_compared: int = 0  # calls on inputs generated from type hints (--gen-inputs), counted apart
+    generated_mismatches: int = 0
+    held_out_mismatches: int = 0  # of `mismatches`, on held-out calls (never shown to the model)
+    mismatched_functions: tuple[str, ...] = ()  # the targets with a call that differed
+    unit: str = "call"  # what was replayed: recorded calls, or recorded runs of a program ("run")
+
+    @property
+    def equivalent(self) -> bool:
+        return self.mismatches == 0 and self.generated_mismatches == 0
+
+
+# How far below the shown calls' speedup the held-out calls' may lie (upper bound against lower bound)
+# before the speedup is taken to come from the shown inputs themselves, as a lookup table would.
+HELD_OUT_GAP = 4.0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Original and candidate timed on the same workload, interleaved, in the same sandbox."""
+
+    speedup: float  # geometric mean of the paired original/candidate ratios
+    ci_low: float
+    ci_high: float
+    original_seconds: float  # mean workload time of one pass, original
+    candidate_seconds: float
+    pairs: int
+    loops: int
+    min_speedup: float  # the noise floor the lower bound had to clear
+    # "steady" (later passes in a process) or "first" (first pass: state such as a cache flattered later passes)
+    basis: str = "steady"
+    workload: str = "recorded calls"  # what one pass runs: the recorded calls, or the user's --bench
+    # The second, independent series of pairs run when the first cleared the floor: (speedup, low, high).
+    confirmation: tuple[float, float, float] | None = None
+    # (speedup, low, high) on the held-out calls alone (never shown to the model) and on the shown ones.
+    held_out: tuple[float, float, float] | None = None
+    shown: tuple[float, float, float] | None = None
+    # (speedup, low, high) with each side's import work charged to its pass, and that work in seconds.
+    charged: tuple[float, float, float] | None = None
+    import_seconds: tuple[float, float] | None = None  # (original, candidate)
+
+    @property
+    def fast_only_on_shown(self) -> bool:
+        """The speedup does not hold on the held-out calls: none there, or far below the shown calls'."""
+        if self.held_out is None or self.shown is None:
+            return False
+        _, _, held_high = self.held_out
+        return held_high < 1.0 + self.min_speedup or held_high * HELD_OUT_GAP < self.shown[1]
+
+    @property
+    def import_eats_it(self) -> bool:
+        """Work moved to import time: the candidate's extra import work is at least half the time it saves
+        per pass, and with each side's import charged the speedup no longer clears the floor."""
+        if self.charged is None or self.import_seconds is None:
+            return False
+        extra = self.import_seconds[1] - self.import_seconds[0]
+        saved = self.original_seconds - self.candidate_seconds
+        return extra > 0 and extra >= 0.5 * saved and self.charged[1] < 1.0 + self.min_speedup
+
+    # Each target's own (speedup, low, high) over every pair, and on the second series when there was one.
+    per_function: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    per_function_confirmation: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
+    # (speedup, low, high), reported beside the whole process's, which is the verdict's.
+    after_startup: tuple[float, float, float] | None = None
+
+    @property
+    def cleared(self) -> bool:
+        return self.ci_low >= 1.0 + self.min_speedup
+
+    @property
+    def confirmed(self) -> bool:
+        return self.confirmation is not None and self.confirmation[1] >= 1.0 + self.min_speedup
+
+    @property
+    def faster(self) -> bool:
+        """Faster only when the interval over every pair and the second series' own interval both clear."""
+        return self.cleared and self.confirmed
+
+
+@dataclass(frozen=True)
+class HotSpot:
+    function: str
+    line: int
+    share: float  # fraction of the profiled workload spent in the function itself
+    calls: int
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A power the candidate used while replayed that the original never did (coderefine_sandbox.audit)."""
+
+    kind: str  # network, process, file_write, file_read, native, dynamic_code, import, thread, clock
+    detail: str
+    call: str  # "import" or the call it happened in
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Execution facts about one candidate (or the original, for the baseline)."""
+
+    tests: TestReport | None
+    behavior: BehaviorReport | None
+    timing: Timing | None
+    metrics: dict[str, float]
+    hot_spots: tuple[HotSpot, ...] = ()
+    error: str | None = None  # why evaluation could not happen (syntax error, sandbox failure, ...)
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU time of the sandbox run, as its runner measured it (itself and its steps)
+    refused: tuple[Refusal, ...] = ()  # powers gained over the original (not --allow'ed): never accepted
+    setup_seconds: float = 0.0  # making the candidate's workspace (links into the original's, or a copy)
