@@ -59,6 +59,12 @@ def _mismatch(example: protocol.MismatchExample, generated: bool = False) -> Mis
     )
 
 
+def _relative_cost(held_out: protocol.Estimate | None, shown: protocol.Estimate | None) -> float | None:
+    if held_out is None or shown is None or shown.original_seconds <= 0:
+        return None
+    return held_out.original_seconds / shown.original_seconds
+
+
 def _triple(estimate: protocol.Estimate | None) -> tuple[float, float, float] | None:
     return None if estimate is None else (estimate.speedup, *estimate.ci)
 
@@ -82,6 +88,7 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         workload=workload,
         confirmation=None if confirmation is None else (confirmation.speedup, *confirmation.ci),
         held_out=_triple(report.held_out),
+        held_out_cost=_relative_cost(report.held_out, report.shown),
         shown=_triple(report.shown),
         charged=_triple(report.charged),
         import_seconds=report.import_seconds,

@@ -88,6 +88,10 @@ class BehaviorReport:
 # How far below the shown calls' speedup the held-out calls' may lie (upper bound against lower bound)
 # before the speedup is taken to come from the shown inputs themselves, as a lookup table would.
 HELD_OUT_GAP = 4.0
+# The gap is only a sign of a lookup table when the held-out calls cost the original about as much as the
+# shown ones: a speedup that grows with the input (O(n^2) -> O(n)) is rightly smaller on smaller inputs, and
+# a handful of recorded calls split in two rarely gives two halves of one size.
+HELD_OUT_COMPARABLE = 0.25
 
 
 @dataclass(frozen=True)
@@ -113,14 +117,20 @@ class Timing:
     # (speedup, low, high) with each side's import work charged to its pass, and that work in seconds.
     charged: tuple[float, float, float] | None = None
     import_seconds: tuple[float, float] | None = None  # (original, candidate)
+    # The original's seconds on the held-out calls over its seconds on the shown ones (their relative cost).
+    held_out_cost: float | None = None
 
     @property
     def fast_only_on_shown(self) -> bool:
-        """The speedup does not hold on the held-out calls: none there, or far below the shown calls'."""
+        """The speedup does not hold on the held-out calls: none there, or far below the shown calls' on
+        held-out calls that cost the original about as much."""
         if self.held_out is None or self.shown is None:
             return False
         _, _, held_high = self.held_out
-        return held_high < 1.0 + self.min_speedup or held_high * HELD_OUT_GAP < self.shown[1]
+        if held_high < 1.0 + self.min_speedup:
+            return True
+        comparable = self.held_out_cost is None or self.held_out_cost >= HELD_OUT_COMPARABLE
+        return comparable and held_high * HELD_OUT_GAP < self.shown[1]
 
     @property
     def import_eats_it(self) -> bool:

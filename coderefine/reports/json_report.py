@@ -60,6 +60,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,
         # issue 13: the held-out and shown calls apart, import charged, and the import time before/after
         "held_out_speedup_ci": list(t.held_out) if t.held_out else None,
+        "held_out_cost": t.held_out_cost,  # the original's seconds on held-out calls / on shown ones
         "shown_speedup_ci": list(t.shown) if t.shown else None,
         "charged_speedup_ci": list(t.charged) if t.charged else None,
         "import_seconds": {"original": t.import_seconds[0], "candidate": t.import_seconds[1]}

@@ -68,7 +68,7 @@ def _test_run(results_path: str, code: int, output: str, duration: float) -> Tes
     if not os.path.exists(results_path):
         last = output.strip().splitlines()[-1] if output.strip() else f"exit code {code}"
         failure = TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:])
-        return TestRun(False, duration, code, output[-3000:], 0, 0, 1, 0, (failure,), last, None)
+        return TestRun(False, duration, code, output[-3000:], 0, 0, 1, 0, (failure,), last, None, None)
     with open(results_path, encoding="utf-8") as fh:
         results = json.load(fh)
     outcomes: dict[str, str] = results["outcomes"]
@@ -85,6 +85,7 @@ def _test_run(results_path: str, code: int, output: str, duration: float) -> Tes
         failures=failures,
         session_error=None,
         module_file=None,
+        selected=None,  # scan profiles the tests it is given: no selection
     )
 
 

@@ -110,6 +110,7 @@ def test_mismatches_reject_and_feed_the_feedback_until_tolerance_and_order_are_c
         "expected": "[1, 2, 3]",
         "got": "[3, 2, 1]",
         "generated": False,
+        "held_out": False,
     }
     # The feedback step is told the first mismatches: arguments, expected, got.
     feedback_prompt = json.loads((trace / "002-feedback.json").read_text())["request"]["messages"][-1]["content"]

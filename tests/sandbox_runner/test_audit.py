@@ -140,11 +140,13 @@ def test_a_candidate_is_refused_only_the_powers_the_original_never_used_and_not_
     assert gained(candidate, candidate, ()) == ()
 
 
-def test_held_out_calls_are_every_second_call_of_each_target_by_size():
+def test_held_out_calls_are_every_second_call_of_each_target_from_the_largest():
     records = [{"target": t, "args": b"x" * n} for t, n in [("f", 5), ("f", 1), ("g", 2), ("f", 9), ("f", 3)]]
-    # f by size: 1 (index 1), 3 (4), 5 (0), 9 (3) -> ranks 1 and 3 held out; g alone is shown
-    assert held_out_indices(records) == {4, 3}
+    # f by size, largest first: 9 (index 3), 5 (0), 3 (4), 1 (1) -> 9 and 3 held out; g's only call is shown
+    assert held_out_indices(records) == {3, 4}
     assert held_out_indices(records) == held_out_indices([dict(r) for r in records])  # deterministic
+    # Three calls of very different sizes (examples/routes): the large one is held out, never shown.
+    assert held_out_indices([{"target": "f", "args": b"x" * n} for n in (3, 800, 1)]) == {1, 2}
 
 
 COUNTER = """
@@ -182,5 +184,9 @@ def test_replay_repeats_the_calls_in_reverse_and_catches_state_that_changes_late
     report = from_json(ReplayReport, out.read_text())
     assert report.mismatches == 3 and {e.kind for e in report.examples} == {"repeat return"}
     assert report.capabilities == ()
-    assert report.held_out_mismatches == 1  # one of the three calls is held out ...
-    assert [e.args for e in report.examples if e.held_out] == [textwrap.shorten("((2,), {})", 40)]  # ... by size
+    assert report.held_out_mismatches == 2  # two of the three calls are held out ...
+    # ... every second from the largest (equal sizes: in recording order)
+    assert sorted(e.args for e in report.examples if e.held_out) == [
+        textwrap.shorten("((1,), {})", 40),
+        textwrap.shorten("((3,), {})", 40),
+    ]
