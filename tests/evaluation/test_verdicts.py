@@ -110,14 +110,13 @@ def test_mismatches_reject_and_feed_the_feedback_until_tolerance_and_order_are_c
         "expected": "[1, 2, 3]",
         "got": "[3, 2, 1]",
         "generated": False,
-        "held_out": False,
+        "held_out": True,  # unique's largest input: held out, never shown to the model
     }
-    # The feedback step is told the first mismatches: arguments, expected, got.
+    # The feedback step is told the first mismatches: arguments, expected, got ...
     feedback_prompt = json.loads((trace / "002-feedback.json").read_text())["request"]["messages"][-1]["content"]
     assert "4 of 6 recorded calls differ from the original" in feedback_prompt
-    assert "`unique` called with (([3, 1, 3, 2],), {}): return differs; expected [1, 2, 3], got [3, 2, 1]" in (
-        feedback_prompt
-    )
+    # ... of the calls it may see: unique's mismatch is on a held-out call, whose inputs no prompt shows
+    assert "[3, 1, 3, 2]" not in feedback_prompt
     assert "`mean` called with (([1.0, 2.0],), {}): return differs; expected 1.5, got 1.50000015" in feedback_prompt
 
     relaxed = scripted(

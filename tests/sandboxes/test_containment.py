@@ -422,8 +422,14 @@ def test_memory_without_bound(run):
 
 
 def test_disk_fill(run):
-    _rejected(run, "disk-fill")
-    mib, stopped = re.fullmatch(r"mib=(\d+) stopped=(\w+)", run["observed"]["disk-fill"]).groups()
+    iteration = _rejected(run, "disk-fill")
+    seen = run["observed"]["disk-fill"]
+    if seen is None and not _contained(run, "disk-fill"):
+        # Uncontained, writing 1.5 GiB to the host's disk can outlast --timeout when the other test worker
+        # loads the disk too: the candidate's tests are then killed before they report what they wrote.
+        assert re.search(r"timed out|killed|137|without a result", iteration["reason"]), iteration
+        return
+    mib, stopped = re.fullmatch(r"mib=(\d+) stopped=(\w+)", seen).groups()
     if _contained(run, "disk-fill"):
         assert stopped == "OSError" and int(mib) <= 1024, run["observed"]["disk-fill"]  # ENOSPC: the tmpfs is full
     else:  # documented gap: 1.5 GiB reached the host's disk (in the run's scratch folder, deleted afterwards)
