@@ -2,7 +2,7 @@
 each a raylet of its own on loopback, one CPU each so that two tasks must land on both nodes).
 
 Ray is an optional extra: these tests skip where it is not installed, and fail instead where it must be
-(CODEREFINE_REQUIRE_RAY=1, set by .ci/run, which installs the extra). One cluster per session: starting
+(CODEREFINE_REQUIRE_RAY=1, set by .ci/run, which installs the extra). One cluster for this module: starting
 one takes seconds.
 """
 
@@ -42,7 +42,9 @@ MODULES = {
 }
 
 
-@pytest.fixture(scope="session")
+# Module scope: the cluster's daemons (GCS, raylets, idle workers) would otherwise keep running, and taking CPU,
+# for the rest of the xdist worker's session, timed tests included.
+@pytest.fixture(scope="module")
 def ray_cluster():
     try:
         from ray.cluster_utils import Cluster
