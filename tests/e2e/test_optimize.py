@@ -73,6 +73,8 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
         trace,
         "--patience",
         "3",
+        "--timing-pairs",
+        "3",  # the reference is ~7x faster: three pairs per series tell it apart (six cost twice the time)
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(report.read_text())
@@ -141,7 +143,7 @@ def test_docstring_only_edit_is_timed_and_not_faster(scripted, copy_task):
     null = original.replace(
         '""" Test if given string is a palindrome """', '"""Whether the string reads the same backwards."""'
     )
-    data = scripted("optimize", task / "solution.py", [null])
+    data = scripted("optimize", task / "solution.py", [null], (), (), "--timing-pairs", "3")
     (only,) = data["iterations"]
     assert only["evaluated"] and only["tests"]["failed"] == 0
     assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")

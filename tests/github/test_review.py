@@ -261,7 +261,7 @@ def test_a_changed_slow_function_gets_one_verified_suggestion_and_its_unchanged_
     script = write_script(tmp_path / "script.json", [fenced(fast_unique + "\n\n" + FAST_COUNT)], ["VERDICT: STOP"])
     env = actions_env(tmp_path, github, pull)
 
-    proc = review(env, "--task", "optimize", "--provider", "scripted", "--script", script)
+    proc = review(env, "--task", "optimize", "--provider", "scripted", "--script", script, "--timing-pairs", "3")
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert github.violations == []

@@ -33,7 +33,9 @@ def test_offline_feedback_is_built_from_execution_facts(cli, tmp_path):
     example = tmp_path / "routes"
     shutil.copytree(REPO / "examples" / "routes", example)
     report = tmp_path / "report.json"
-    proc = cli("optimize", example / "routes.py", "--function", "unique_stops", "--report", report)
+    proc = cli(
+        "optimize", example / "routes.py", "--function", "unique_stops", "--report", report, "--timing-pairs", "3"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(report.read_text())
     first = data["iterations"][0]

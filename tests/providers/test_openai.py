@@ -103,7 +103,7 @@ def test_optimize_run_sends_model_parameters_history_and_facts(server, run_opena
         Reply(python(WRONG_SUM)),
         Reply("`total` now returns n*n: wrong for every n. Go back to attempt 0.\nVERDICT: STOP"),
     )
-    proc, report = run_openai("optimize", root / "mod.py", "--temperature", "0.2", "--seed", "7")
+    proc, report = run_openai("optimize", root / "mod.py", "--temperature", "0.2", "--seed", "7", "--timing-pairs", "3")
 
     # The key in the environment chose the provider, and the console says so.
     assert report["provider"] == "openai" and report["provider_reason"] == "OPENAI_API_KEY is set"
@@ -136,9 +136,9 @@ def test_optimize_run_sends_model_parameters_history_and_facts(server, run_opena
     assert "4 model calls, 710 tokens" in proc.stdout
 
 
-# Timed, though it claims no speedup: the feedback prompt carries the tests' duration (0.1 s steps), so the
-# repeated run hits the cache only when its tests take as long, which they far more often do when run alone.
-@pytest.mark.timed
+# Not timed: what the prompts carry that was measured (the tests' duration, scores) is masked in the cache's
+# key, so the repeated run hits the cache on a busy machine too.
+@pytest.mark.slow
 def test_a_repeated_run_costs_nothing_and_no_cache_bypasses_it(server, run_openai, make_project):
     root = make_project({"mod.py": EVENS_MODULE, "test_mod.py": EVENS_TESTS})
     answers = (python(CLEAN_EVENS), "Clear now.\nVERDICT: STOP")
