@@ -1,7 +1,7 @@
 """Does coderefine refuse candidates that game the measurement? (issue 13's figures)
 
     python benchmarks/adversarial.py [SUITE] [--limit N | --every K | --tasks A,B] [--kinds K1,K2]
-        [--sandbox process,docker] [--timing-pairs 4] [--json out.json]
+        [--sandbox process,docker] [--timing-pairs 4] [--allow thread] [--json out.json]
 
 For every task of SUITE (default ../shared/bench/optimize), one Evaluator per sandbox takes the baseline of
 `solution.py` exactly as `coderefine optimize` does, and judges with the optimize task's scorer one hack
@@ -11,6 +11,8 @@ Prints, per sandbox and kind: how many were rejected, with which reasons, how ma
 (RIGHT_REASONS: the check made for that hack, not e.g. "not faster"), and how many honest references
 were accepted. Tasks run one at a time (they share module names). `--every K` takes every K-th task in
 natural order (a deterministic subset: the full suite times every candidate and takes hours).
+`--allow thread` judges with that power allowed, as a user who allows it would: the thread hack must
+then be caught by what its thread's work costs (waited for inside the import's time), not refused.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ RIGHT_REASONS: dict[str, tuple[str, ...]] = {
     "home_write": (_REFUSED + "file_write",),
     "exec_string": (_REFUSED + "dynamic_code",),
 }
+# With the power allowed (--allow), what must catch the hack instead of the refusal.
+RIGHT_REASONS_ALLOWED: dict[str, tuple[str, ...]] = {"thread": ("work moved to import time",)}
 
 
 @dataclass
@@ -68,13 +72,17 @@ class Verdict:
     seconds: float
     # (speedup, low, high) overall, on the held-out calls, on the shown ones, with import charged; import s
     timing: dict[str, object] | None = None
+    allowed: tuple[str, ...] = ()  # the powers allowed when it was judged (--allow)
 
     @property
     def right(self) -> bool:
         """Rejected for the reason made for its kind (the honest reference: accepted)."""
         if self.kind == HONEST:
             return self.accepted
-        return not self.accepted and self.reason.startswith(RIGHT_REASONS.get(self.kind, ("\0",)))
+        right = RIGHT_REASONS.get(self.kind, ("\0",))
+        if self.kind in self.allowed:
+            right = RIGHT_REASONS_ALLOWED.get(self.kind, right)
+        return not self.accepted and self.reason.startswith(right)
 
     @property
     def ineffective(self) -> bool:
@@ -91,7 +99,9 @@ class TaskVerdicts:
     error: str | None = None
 
 
-def judge_task(task: Path, kinds: list[str], sandbox: str, timing_pairs: int) -> TaskVerdicts:
+def judge_task(
+    task: Path, kinds: list[str], sandbox: str, timing_pairs: int, allow: tuple[str, ...] = ()
+) -> TaskVerdicts:
     entry = json.loads((task / "task.json").read_text())["entry_point"]
     figures = TaskVerdicts(task.name, sandbox)
     with tempfile.TemporaryDirectory() as scratch:
@@ -101,7 +111,7 @@ def judge_task(task: Path, kinds: list[str], sandbox: str, timing_pairs: int) ->
         code = target.read_text(encoding="utf-8")
         candidates = [(kind, KINDS[kind](code, entry, copy)) for kind in kinds]
         candidates.append((HONEST, (task / "reference.py").read_text(encoding="utf-8")))
-        settings = EvaluationSettings(measure_speed=True, timing_pairs=timing_pairs, min_speedup=0.05)
+        settings = EvaluationSettings(measure_speed=True, timing_pairs=timing_pairs, min_speedup=0.05, allow=allow)
         evaluator = Evaluator(
             resolve_project(target), resolve_targets(code, None, target), make_sandbox(sandbox), settings
         )
@@ -113,7 +123,13 @@ def judge_task(task: Path, kinds: list[str], sandbox: str, timing_pairs: int) ->
                 verdict = scorer.judge(evaluation, baseline, candidate_code)
                 figures.verdicts.append(
                     Verdict(
-                        task.name, kind, verdict.accepted, verdict.reason, evaluation.wall_seconds, _figures(evaluation)
+                        task.name,
+                        kind,
+                        verdict.accepted,
+                        verdict.reason,
+                        evaluation.wall_seconds,
+                        _figures(evaluation),
+                        allow,
                     )
                 )
         except Exception as exc:  # one broken task must not end the benchmark
@@ -179,7 +195,7 @@ def summarise(results: list[TaskVerdicts]) -> dict[str, object]:
 
 
 def _task_verdicts(entry: dict[str, object]) -> TaskVerdicts:
-    verdicts = [Verdict(**v) for v in entry["verdicts"]]  # type: ignore[union-attr, arg-type]
+    verdicts = [Verdict(**{**v, "allowed": tuple(v.get("allowed", ()))}) for v in entry["verdicts"]]  # type: ignore[union-attr, arg-type]
     return TaskVerdicts(str(entry["task"]), str(entry.get("sandbox", "process")), verdicts, entry.get("error"))  # type: ignore[arg-type]
 
 
@@ -192,6 +208,7 @@ def main() -> None:
     parser.add_argument("--kinds", help=f"comma-separated kinds (default all: {', '.join(KINDS)})")
     parser.add_argument("--sandbox", default="process", help="comma-separated: process, docker")
     parser.add_argument("--timing-pairs", type=int, default=4)
+    parser.add_argument("--allow", default="", help="comma-separated powers to allow, e.g. thread")
     parser.add_argument("--json", type=Path, help="write every verdict and the summary here")
     parser.add_argument("--summarise", type=Path, help="only summarise the verdicts of an earlier --json file")
     args = parser.parse_args()
@@ -217,7 +234,8 @@ def main() -> None:
     started = time.perf_counter()
     runs = [(task, sandbox) for task in tasks for sandbox in args.sandbox.split(",")]
     for number, (task, sandbox) in enumerate(runs, 1):
-        figures = judge_task(task, kinds, sandbox, args.timing_pairs)
+        allow = tuple(kind for kind in args.allow.split(",") if kind)
+        figures = judge_task(task, kinds, sandbox, args.timing_pairs, allow)
         results.append(figures)
         line = ", ".join(
             f"{v.kind}:{'ACCEPTED' if v.accepted else 'rejected'}{'' if v.right else ' (WRONG)'}"

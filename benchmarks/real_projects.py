@@ -1,7 +1,8 @@
 """coderefine on real libraries: pinned source distributions with their own tests, run as a user would.
 
     python benchmarks/real_projects.py [--cache DIR] [--only NAME,...] [--install] [--whole-suite]
-                                       [--sandbox process] [--json out.json] [--overhead RUNS]
+                                       [--whole-file] [--sandbox process] [--json out.json]
+                                       [--overhead RUNS]
 
 For each library below it downloads the pinned sdist with pip (`pip download --no-binary :all: --no-deps
 NAME==VERSION`, into DIR/sdists, default ~/.cache/coderefine-bench/real-projects: never into this
@@ -13,7 +14,9 @@ command line, with a private cache folder:
 2. `optimize ... --provider scripted` with three hand-written candidates (one known faster, one null
    edit, one more): the second run, on the cached selection;
 3. with --whole-suite, `readability ... --test-selection all --max-iterations 1`: the original's test run
-   over the whole suite, for the baseline time without selection.
+   over the whole suite, for the baseline time without selection;
+4. with --whole-file, `optimize FILE --provider offline` without `--function`: every function of the
+   module is a target, each judged on its own calls (the whole-file run's wall time).
 
 and reports per function: tests selected / run by the first baseline / test files kept of all, the
 baselines' test time (traced, cached, whole suite), the time per candidate, each run's wall time, and the
@@ -322,6 +325,10 @@ def bench_target(library: Library, tree: Path, target: Target, args: argparse.Na
             "--provider", "offline", "--max-iterations", "1", "--test-selection", "all",
         )  # fmt: skip
         result["whole_suite"] = summary(*whole)
+    if args.whole_file:
+        shutil.rmtree(cache / "xdg" / "coderefine" / "selection", ignore_errors=True)  # a first run again
+        whole_file = coderefine(tree, env, "optimize", target.file, "--sandbox", args.sandbox, "--provider", "offline")
+        result["whole_file"] = summary(*whole_file)
     return result
 
 
@@ -373,7 +380,7 @@ def recording_overhead(tree: Path, overhead: Overhead, runs: int) -> dict:
 
 def print_row(row: dict) -> None:
     print(f"\n{row['library']} {row['function']}")
-    for kind in ("offline", "scripted", "whole_suite"):
+    for kind in ("offline", "scripted", "whole_suite", "whole_file"):
         run = row.get(kind)
         if run is None:
             continue
@@ -396,6 +403,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated library names")
     parser.add_argument("--install", action="store_true", help="pip install the test dependencies first")
     parser.add_argument("--whole-suite", action="store_true", help="also time a baseline of the whole suite")
+    parser.add_argument("--whole-file", action="store_true", help="also run the offline provider on the whole file")
     parser.add_argument("--sandbox", default="process")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--overhead", type=int, default=0, metavar="RUNS", help="measure recording overhead only")

@@ -17,6 +17,10 @@ module at import (compiling excepted: work moved to import time is charged to th
 spent on held-out and on shown calls over every pass, and any tampering with the timer it saw. The clock
 it times with is bound before the module under judgement is imported, and pyperf's and this module's
 state is checked after the import and after the timing: a candidate that replaces them is caught.
+
+Work moved to a thread is charged where it was moved from: a thread the module starts at import is waited
+for inside the import's time, and a thread a call leaves running is waited for inside that call's time
+(threads are refused unless `--allow thread`; this is what makes them honest when allowed).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import io
 import json
 import pickle
 import sys
+import threading
 from time import perf_counter as _clock  # bound before any candidate code runs
 from typing import Any
 
@@ -49,7 +54,7 @@ from coderefine_sandbox.workload import (
 NO_ARGUMENTS = pickle.dumps(((), {}))
 _CLOCKS = clock_state()
 # Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made.
-TALLY = {"held_out": 0.0, "shown": 0.0, "passes": 0, "import_seconds": 0.0}
+TALLY = {"held_out": 0.0, "shown": 0.0, "passes": 0, "import_seconds": 0.0, "thread_seconds": 0.0}
 
 # Timed seconds per workload entry, and passes made, over the worker's life (see write_per_target).
 PER_CALL: list[float] = []
@@ -63,6 +68,25 @@ WEIGHTS: list[float] = []
 # reports the mean of the passes it made (pyperf divides by the loops it asked for, hence the scaling):
 # the same estimate from fewer passes, the same rule for original and candidate.
 WALL_BUDGET = 0.5
+# How long one wait for threads left running may take. A thread still alive after it (an idle pool's
+# worker) is not waited for again: its work so far is charged, what it does later competes for the GIL
+# with the timed calls and slows them, which charges it too.
+THREAD_WAIT = 2.0
+
+
+def wait_for_new_threads(known: set[threading.Thread]) -> float:
+    """Wait (bounded) for the threads started since `known` was taken; return the seconds waited. The
+    threads still running afterwards join `known`, so they are waited for once."""
+    started = _clock()
+    deadline = started + THREAD_WAIT
+    for thread in threading.enumerate():
+        if thread not in known:
+            thread.join(max(0.0, deadline - _clock()))
+            if thread.is_alive():
+                known.add(thread)
+    waited = _clock() - started
+    TALLY["thread_seconds"] += waited
+    return waited
 
 
 def _guarded() -> dict[str, object]:
@@ -98,10 +122,11 @@ def timed_import(name: str) -> Any:
     code = get_code(name)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    known = set(threading.enumerate())
     try:
         started = _clock()
         exec(code, module.__dict__)
-        TALLY["import_seconds"] = _clock() - started
+        TALLY["import_seconds"] = _clock() - started + wait_for_new_threads(known)
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -131,6 +156,10 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tole
     if len(per_call) != len(workload):
         per_call[:] = [0.0] * len(workload)
     weights = WEIGHTS if len(WEIGHTS) == len(workload) else [1.0] * len(workload)
+    # Threads are counted outside the timed region, so a workload that starts none pays nothing for it.
+    thread_count = threading.active_count
+    known = set(threading.enumerate())
+    threads = len(known)
     done = 0
     deadline = perf_counter() + WALL_BUDGET
     with contextlib.redirect_stdout(sink):
@@ -148,7 +177,11 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tole
                     # look like a speedup: that ends the worker, and the timing is rejected.
                     if not tolerate_errors:
                         raise
-                elapsed = (perf_counter() - started) * weights[index]
+                elapsed = perf_counter() - started
+                if thread_count() != threads:  # the call left threads running: their work is this call's
+                    elapsed += wait_for_new_threads(known)
+                    threads = thread_count()
+                elapsed *= weights[index]
                 total += elapsed
                 per_call[index] += elapsed
                 if held:

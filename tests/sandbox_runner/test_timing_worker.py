@@ -4,6 +4,7 @@ imported, and replacing a clock, pyperf's runner or the worker's own functions i
 from __future__ import annotations
 
 import pickle
+import threading
 import time
 
 import pyperf._runner
@@ -28,3 +29,30 @@ def test_the_workload_is_timed_with_the_clock_bound_before_the_import(monkeypatc
     workload = [(time.sleep, pickle.dumps(((0.002,), {})), None, True)]
     assert timing_worker.time_workload(2, workload, True) >= 0.004
     assert timing_worker.TALLY["held_out"] >= 0.004 and timing_worker.TALLY["passes"] >= 2
+
+
+def _leaves_a_sleeping_thread(seconds: float) -> None:
+    threading.Thread(target=time.sleep, args=(seconds,)).start()  # returns at once, the work goes on
+
+
+def test_a_thread_a_call_leaves_running_is_charged_to_that_call():
+    workload = [(_leaves_a_sleeping_thread, pickle.dumps(((0.05,), {})), None, False)]
+    before = timing_worker.TALLY["thread_seconds"]
+    assert timing_worker.time_workload(2, workload, True) >= 0.1  # 2 loops: each call waits for its thread
+    assert timing_worker.TALLY["thread_seconds"] - before >= 0.1
+    # A call that starts no thread pays nothing: nothing is waited for.
+    before = timing_worker.TALLY["thread_seconds"]
+    assert timing_worker.time_workload(3, [(abs, pickle.dumps(((-1,), {})), None, False)], True) < 0.01
+    assert timing_worker.TALLY["thread_seconds"] == before
+
+
+def test_a_thread_started_at_import_is_charged_to_the_import(tmp_path, monkeypatch):
+    (tmp_path / "precomputes.py").write_text(
+        "import threading, time\n\nANSWERS = {}\n\n\n"
+        "def _fill():\n    time.sleep(0.2)\n    ANSWERS[1] = 2\n\n\n"
+        "threading.Thread(target=_fill).start()\n\n\ndef f(x):\n    return ANSWERS.get(x)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = timing_worker.timed_import("precomputes")
+    assert module.ANSWERS == {1: 2}  # waited for: the thread's work is done before any call is timed
+    assert timing_worker.TALLY["import_seconds"] >= 0.2
