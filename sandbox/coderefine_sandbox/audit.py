@@ -5,7 +5,8 @@ dynamic-code event of the interpreter. It only records while the target runs: du
 module under judgement and during each replayed call (`Recorder.watch`), so the replay's own reading of
 recorded calls, unpickling and comparing are never counted. The original is recorded the same way in the
 baseline's self-check, so a candidate is judged against exactly the powers the original used under
-identical runner activity (see `gained`).
+identical runner activity (see `gained`). A program's replayed runs are watched by the same Recorder,
+started in the program's own process by the start-up hook (programs/hook/coderefine_program_audit.py).
 
 Kinds (the names `--allow` takes):
 - network: any `socket.*` event (create, connect, bind, getaddrinfo, ...);
@@ -110,9 +111,10 @@ def _stdlib_module(name: str) -> bool:
 class Recorder:
     """Records capabilities while `watch()` is active; one per replay process."""
 
-    def __init__(self, workspace: str, enabled: bool = True) -> None:
+    def __init__(self, workspace: str, enabled: bool = True, temporary: tuple[str, ...] = ()) -> None:
         self.workspace = os.path.realpath(workspace)
-        self.temp = os.path.realpath(tempfile.gettempdir())
+        # The temporary area: the step's TMPDIR, and e.g. a program run's own working folder.
+        self.temps = tuple(os.path.realpath(p) for p in (tempfile.gettempdir(), *temporary))
         self.home = os.path.realpath(os.path.expanduser("~"))
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
         self.install_dirs = tuple(os.path.realpath(p) + os.sep for p in prefixes)
@@ -203,7 +205,7 @@ class Recorder:
 
     def _temporary(self, path: str) -> bool:
         real = os.path.realpath(path)
-        return real == self.temp or real.startswith(self.temp + os.sep) or real == os.devnull
+        return real == os.devnull or any(real == temp or real.startswith(temp + os.sep) for temp in self.temps)
 
     def _key(self, path: str) -> str:
         """Paths compare across runs and sides: the original's and a candidate's workspace copies (and HOME

@@ -81,3 +81,43 @@ def test_optimize_a_program_on_timing_inputs(scripted, tmp_path):
     assert timing["basis"] == "process" and timing["workload"] == "timing inputs (--timing-inputs)"
     assert report["status"] == "improved" and report["best"]["speedup_ci"][0] > 1.1
     assert timing["after_startup_speedup_ci"][0] >= report["best"]["speedup"]  # start-up taken out of both
+
+
+SUM = """\
+import sys
+
+total = 0
+for token in sys.stdin.read().split():
+    total = total + int(token)
+print(total)
+"""
+SUM_TEST = """\
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.parametrize("given, expected", [("1 2 3\\n", "6\\n"), ("10\\n", "10\\n")])
+def test_sum(given, expected):
+    prog = Path(__file__).parent / "total.py"
+    out = subprocess.run([sys.executable, str(prog)], input=given, capture_output=True, text=True, check=True)
+    assert out.stdout == expected
+"""
+
+
+def test_a_program_candidate_that_gains_a_power_is_refused(scripted, make_project):
+    """Issue 13's audit in program runs: a subprocess the original never started is refused, naming the
+    power and the run, and the honest rewrite passes. `--allow import` lets the new `import subprocess`
+    through but not the process (--allow per kind: tests/sandbox_runner/programs/test_audit.py)."""
+    project = make_project({"total.py": SUM, "test_total.py": SUM_TEST})
+    sneaky = SUM.replace("import sys\n", "import subprocess\nimport sys\n\nsubprocess.run(['true'])\n")
+    honest = SUM.replace("total = total + int(token)", "total += int(token)")
+    options = ("--max-iterations", "2", "--allow", "import")
+    report = scripted("readability", project / "total.py", [sneaky], ["refuse it"], [honest], *options)
+    refused, passed = report["iterations"][0], report["iterations"][1]
+    assert refused["reason"].startswith("refused: uses a power the original never used: process (subprocess.Popen(")
+    assert "in total.py[stdin '1 2 3\\n']" in refused["reason"] and refused["reason"].endswith("--allow process")
+    assert [power["kind"] for power in refused["refused"]] == ["process"]  # the import is allowed
+    assert not passed["refused"] and passed["tests"]["failed"] == 0 and passed["behavior"]["mismatches"] == 0

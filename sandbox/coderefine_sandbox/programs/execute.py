@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -20,8 +21,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from coderefine_sandbox.process import SANDBOX_DIR, remove_stale
 from coderefine_sandbox.programs import HOOK_DIR
 from coderefine_sandbox.programs.runs import Outcome, Run
+from coderefine_sandbox.protocol import Capability
 
 
 @dataclass(frozen=True)
@@ -70,11 +73,37 @@ def run_folder(run: Run, parent: str) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def execute_audited(
+    run: Run, version: Version, scratch: str, hash_seed: int, timeout: float, where: str
+) -> tuple[Outcome, tuple[Capability, ...]]:
+    """The version's outcome on the run, and the powers it used (audit.py, through the start-up hook's
+    coderefine_program_audit); `where` names the run in a refusal."""
+    out = os.path.join(scratch, "run-powers.jsonl")
+    remove_stale(out)
+    spec = {"out": out, "workspace": version.workspace, "sandbox": SANDBOX_DIR, "where": where}
+    outcome = execute(
+        run, version, scratch, hash_seed, timeout, extra_env={"CODEREFINE_PROGRAM_AUDIT": json.dumps(spec)}
+    )
+    found: list[Capability] = []
+    with contextlib.suppress(OSError), open(out, encoding="utf-8") as fh:
+        for line in fh:
+            with contextlib.suppress(ValueError, TypeError):
+                found.append(Capability(**json.loads(line)))
+    return outcome, tuple(found)
+
+
 def execute(
-    run: Run, version: Version, scratch: str, hash_seed: int, timeout: float, lines_out: str | None = None
+    run: Run,
+    version: Version,
+    scratch: str,
+    hash_seed: int,
+    timeout: float,
+    lines_out: str | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Outcome:
     """The version's outcome on the run; with `lines_out`, the program's lines it ran go there (JSON)."""
     env = version.env(run, hash_seed)
+    env.update(extra_env or {})
     if lines_out is not None:
         env["CODEREFINE_PROGRAM_LINES"] = lines_out
     with run_folder(run, scratch) as folder:

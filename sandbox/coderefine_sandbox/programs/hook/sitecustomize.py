@@ -10,9 +10,12 @@ Two jobs, each switched on by an environment variable the sandbox runner sets:
   original itself (twice, to find the ones that do not repeat).
 - CODEREFINE_PROGRAM_LINES (the second of those replays): note the program's lines the run executes.
 - CODEREFINE_PROGRAM_PIN (replay and timing of both versions): seed `random`, as each test is for calls.
+- CODEREFINE_PROGRAM_AUDIT (the behaviour replays of both versions): record the powers the run uses
+  (coderefine_program_audit.py), once start-up is done.
 
 Any other sitecustomize further down sys.path is still run. Standard library only, nothing imported from
-coderefine_sandbox: this runs in every Python process the tests start.
+coderefine_sandbox (but for the audit, in the runner's own replays): this runs in every Python process the
+tests start.
 """
 
 from __future__ import annotations
@@ -77,7 +80,16 @@ def _main() -> None:
         maybe_record(spec)
 
 
+def _audit() -> None:
+    spec = os.environ.get("CODEREFINE_PROGRAM_AUDIT")
+    if spec:
+        from coderefine_program_audit import start  # type: ignore[import-not-found]
+
+        start(spec)
+
+
 try:
     _main()
 finally:
     _chain()
+_audit()  # last: start-up's own work (this hook's, a chained sitecustomize's) is not the program's
