@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -121,3 +122,47 @@ def test_a_program_candidate_that_gains_a_power_is_refused(scripted, make_projec
     assert "in total.py[stdin '1 2 3\\n']" in refused["reason"] and refused["reason"].endswith("--allow process")
     assert [power["kind"] for power in refused["refused"]] == ["process"]  # the import is allowed
     assert not passed["refused"] and passed["tests"]["failed"] == 0 and passed["behavior"]["mismatches"] == 0
+
+
+WORDS = """\
+import sys
+
+words = sys.stdin.read().split()
+more = words
+i = 0
+total = 0
+while i < len(words):
+    total += len(words[i])
+    if total % 7 == 0:
+        more += ["x"]
+    i += 1
+print(total, i)
+"""
+WORDS_TEST = """\
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_words():
+    prog = Path(__file__).parent / "words.py"
+    out = subprocess.run([sys.executable, str(prog)], input="abc defg hi\\n", capture_output=True, text=True)
+    assert out.returncode == 0 and len(out.stdout.split()) == 2  # lax: the recorded run judges the output
+"""
+
+
+def test_a_hoist_the_program_contradicts_is_rejected_by_its_runs(make_project, tmp_path):
+    """`hoist-loop-invariants` cannot see an alias (`more` is `words`): `len(words)` moves out of the loop,
+    and the recorded run, not the rule, rejects it."""
+    project = make_project({"words.py": WORDS, "test_words.py": WORDS_TEST})
+    report_path = tmp_path / "report.json"
+    proc = run_cli(
+        "optimize", project / "words.py", "--provider", "offline", "--sandbox", "process",
+        "--timing-pairs", "2", "--max-iterations", "1", "--report", report_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(report_path.read_text())
+    first = report["iterations"][0]  # the only rule that applies: the loop stops before the alias's word
+    assert first["reason"].startswith("behaviour changed on 1/1 recorded runs")
+    assert first["reason"].endswith("stdout: expected '10 4\\n', got '9 3\\n'"), first["reason"]
+    assert report["status"] == "unchanged"
