@@ -111,8 +111,13 @@ def _stdlib_module(name: str) -> bool:
 class Recorder:
     """Records capabilities while `watch()` is active; one per replay process."""
 
-    def __init__(self, workspace: str, enabled: bool = True, temporary: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, workspace: str, enabled: bool = True, temporary: tuple[str, ...] = (), original: str | None = None
+    ) -> None:
         self.workspace = os.path.realpath(workspace)
+        # A candidate's layered workspace links to the original's files: through them, the original's
+        # workspace is the project too (its modules are no new import, its paths read as <workspace>).
+        self.workspaces = tuple(dict.fromkeys(os.path.realpath(w) for w in (workspace, original or workspace)))
         # The temporary area: the step's TMPDIR, and e.g. a program run's own working folder.
         self.temps = tuple(os.path.realpath(p) for p in (tempfile.gettempdir(), *temporary))
         self.home = os.path.realpath(os.path.expanduser("~"))
@@ -210,21 +215,22 @@ class Recorder:
     def _key(self, path: str) -> str:
         """Paths compare across runs and sides: the original's and a candidate's workspace copies (and HOME
         folders) differ only in prefix, and the prompts that name them must not change from run to run."""
-        for prefix, name in sorted(((self.workspace, "<workspace>"), (self.home, "~")), key=lambda p: -len(p[0])):
+        places = [*((workspace, "<workspace>") for workspace in self.workspaces), (self.home, "~")]
+        for prefix, name in sorted(places, key=lambda p: -len(p[0])):
             if path == prefix or path.startswith(prefix + os.sep):
                 return name + path[len(prefix) :]
         return path
 
     def _own_code(self, filename: str) -> bool:
         real = os.path.realpath(filename) if filename and not filename.startswith("<") else filename
-        return real.startswith(self.workspace + os.sep)
+        return real.startswith(tuple(workspace + os.sep for workspace in self.workspaces))
 
     def _resolve_imports(self) -> None:
         """Imports outside the standard library, once loaded: the project's own modules are not new powers."""
         for name, where in self.pending:
             module = sys.modules.get(name)
             origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
-            if module is None or os.path.realpath(origin).startswith(self.workspace + os.sep):
+            if module is None or os.path.realpath(origin).startswith(tuple(w + os.sep for w in self.workspaces)):
                 continue  # not loaded (the import failed: the replay says so) or the project's own
             self.where = where
             self._note("import", name.partition(".")[0], f"import {name}")

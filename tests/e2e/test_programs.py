@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import pytest
 
@@ -166,3 +167,56 @@ def test_a_hoist_the_program_contradicts_is_rejected_by_its_runs(make_project, t
     assert first["reason"].startswith("behaviour changed on 1/1 recorded runs")
     assert first["reason"].endswith("stdout: expected '10 4\\n', got '9 3\\n'"), first["reason"]
     assert report["status"] == "unchanged"
+
+
+TOOL_MODULE = """\
+import sys
+
+
+def main():
+    values = [int(token) for token in sys.stdin.read().split()]
+    print(sum(values))
+    return 0
+"""
+TOOL_WRAPPER = """#!{python}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from pkg.tool import main
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(main())
+"""
+TOOL_TEST = """\
+import subprocess
+from pathlib import Path
+
+
+def test_tool():
+    wrapper = Path(__file__).parents[1] / "bin" / "tool"
+    out = subprocess.run([str(wrapper)], input="1 2 3\\n", capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "6"  # lax: the recorded run judges the output
+"""
+
+
+def test_a_console_script_run_is_recorded_and_replayed_on_the_candidate(scripted, make_project):
+    """The tests run the module through a console-script wrapper (pip's, here in the project's bin/; the
+    sandbox shows no other folder but the interpreter's): the run is recorded, and replayed through the
+    same wrapper on the candidate's copy, which rejects a change the tests' own comparison cannot see."""
+    files = {
+        "pyproject.toml": '[project]\nname = "tool"\nversion = "0"\n\n[project.scripts]\ntool = "pkg.tool:main"\n',
+        "pkg/__init__.py": "",
+        "pkg/tool.py": TOOL_MODULE,
+        "tests/test_tool.py": TOOL_TEST,
+        "bin/tool": TOOL_WRAPPER.format(python=sys.executable),
+    }
+    project = make_project(files)
+    (project / "bin" / "tool").chmod(0o755)
+    changed = TOOL_MODULE.replace("print(sum(values))", 'print(sum(values), "")')
+    report = scripted("readability", project / "pkg" / "tool.py", [changed], ["STOP"], [], "--max-iterations", "1")
+    program = report["baseline"]["program"]
+    assert (program["runs"], program["usable"]) == (1, 1) and report["baseline"]["sufficiency"]["sufficient"]
+    first = report["iterations"][0]
+    assert first["tests"]["failed"] == 0
+    assert first["reason"].startswith("behaviour changed on 1/1 recorded runs: tool.py[stdin '1 2 3\\n']")
+    assert first["reason"].endswith("stdout: expected '6\\n', got '6 \\n'"), first["reason"]

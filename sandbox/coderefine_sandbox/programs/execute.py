@@ -38,13 +38,16 @@ class Version:
     def argv(self, run: Run) -> list[str]:
         if run.kind == "module":
             return [sys.executable, *run.flags, "-m", run.target, *run.args]
+        if run.kind == "script":  # the same wrapper; it imports this version's module (import root first)
+            script = run.target if os.path.isabs(run.target) else os.path.join(self.workspace, run.target)
+            return [sys.executable, *run.flags, script, *run.args]
         return [sys.executable, *run.flags, os.path.join(self.workspace, self.file), *run.args]
 
     def env(self, run: Run, hash_seed: int) -> dict[str, str]:
         env = {name: os.environ[name] for name in ("PATH", "HOME", "TMPDIR", "SYSTEMROOT") if name in os.environ}
         env.update(run.env)
         paths = [HOOK_DIR]
-        if run.kind == "module":
+        if run.kind in ("module", "script"):
             paths.append(os.path.normpath(os.path.join(self.workspace, self.import_root)))
         env.update(
             {
@@ -53,6 +56,7 @@ class Version:
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONNOUSERSITE": "1",
                 "CODEREFINE_PROGRAM_PIN": "1",
+                "CODEREFINE_PROGRAM_FILE": os.path.realpath(os.path.join(self.workspace, self.file)),
             }
         )
         return env
@@ -74,13 +78,13 @@ def run_folder(run: Run, parent: str) -> Iterator[str]:
 
 
 def execute_audited(
-    run: Run, version: Version, scratch: str, hash_seed: int, timeout: float, where: str
+    run: Run, version: Version, scratch: str, hash_seed: int, timeout: float, where: str, original: str
 ) -> tuple[Outcome, tuple[Capability, ...]]:
     """The version's outcome on the run, and the powers it used (audit.py, through the start-up hook's
-    coderefine_program_audit); `where` names the run in a refusal."""
+    coderefine_program_audit); `where` names the run in a refusal, `original` is the original's workspace."""
     out = os.path.join(scratch, "run-powers.jsonl")
     remove_stale(out)
-    spec = {"out": out, "workspace": version.workspace, "sandbox": SANDBOX_DIR, "where": where}
+    spec = {"out": out, "workspace": version.workspace, "original": original, "sandbox": SANDBOX_DIR, "where": where}
     outcome = execute(
         run, version, scratch, hash_seed, timeout, extra_env={"CODEREFINE_PROGRAM_AUDIT": json.dumps(spec)}
     )
@@ -106,6 +110,10 @@ def execute(
     env.update(extra_env or {})
     if lines_out is not None:
         env["CODEREFINE_PROGRAM_LINES"] = lines_out
+    ran_out = os.path.join(scratch, "run-ran.txt")
+    if run.kind == "script":
+        remove_stale(ran_out)
+        env["CODEREFINE_PROGRAM_RAN"] = ran_out
     with run_folder(run, scratch) as folder:
         before = _snapshot(folder)
         started = time.perf_counter()
@@ -130,7 +138,18 @@ def execute(
         seconds = time.perf_counter() - started
         written = {path: digest for path, digest in _snapshot(folder).items() if before.get(path) != digest}
     stderr = stderr.replace(version.workspace.encode(), b"<workspace>").replace(folder.encode(), b"<cwd>")
-    return Outcome(proc.returncode, stdout, stderr, written, seconds, timed_out)
+    return Outcome(proc.returncode, stdout, stderr, written, seconds, timed_out, _ran(run, ran_out))
+
+
+def _ran(run: Run, ran_out: str) -> bool:
+    """False only when a wrapper's run said at exit that it never imported the version's own file."""
+    if run.kind != "script":
+        return True
+    try:
+        with open(ran_out, encoding="utf-8") as fh:
+            return fh.read().strip() != "0"
+    except OSError:
+        return True
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -23,7 +23,7 @@ from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_
 from coderefine_sandbox.programs import HOOK_DIR, PROGRAM_TARGET
 from coderefine_sandbox.programs.execute import Version, execute, execute_audited
 from coderefine_sandbox.programs.outputs import difference, example, inputs
-from coderefine_sandbox.programs.runs import Run, RunsFile, read_recorded
+from coderefine_sandbox.programs.runs import Run, RunsFile, read_missed, read_recorded
 from coderefine_sandbox.programs.timing import ProcessTimer, floor_for, measure
 from coderefine_sandbox.protocol import (
     BaselineReport,
@@ -51,6 +51,8 @@ def record_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
         "max_bytes": spec.max_bytes,
         "file": os.path.realpath(os.path.join(workspace, spec.file)),
         "module": request.module_name,
+        "root": os.path.realpath(workspace),  # a console-script wrapper inside it is replayed per version
+        "prefix": os.path.realpath(sys.prefix),  # a wrapper of another Python cannot be replayed with ours
     }
     return {"CODEREFINE_PROGRAM_RECORD": json.dumps(options), "CODEREFINE_HOOK_PATH": HOOK_DIR}
 
@@ -68,9 +70,10 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
     spec = request.program
     assert spec is not None
     runs, total = read_recorded(os.path.join(request.io_dir, "runs-recorded"), spec.max_runs)
-    if not runs:
+    missed = read_missed(os.path.join(request.io_dir, "runs-recorded"))
+    if not runs and not missed:
         return report
-    problems: Counter[str] = Counter()
+    problems: Counter[str] = Counter(missed)
     if total > len(runs):
         problems[f"beyond the first {spec.max_runs} runs"] += total - len(runs)
     original = _version(request, request.workspace)
@@ -83,7 +86,9 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
             continue
         # The first replay also records the original's powers, as a candidate's replay does.
         where = run_name(spec.file, run)
-        first, used = execute_audited(run, original, request.io_dir, request.hash_seed, _timeout(request), where)
+        first, used = execute_audited(
+            run, original, request.io_dir, request.hash_seed, _timeout(request), where, request.workspace
+        )
         for power in used:
             powers.setdefault((power.kind, power.key), power)
         # The second run also notes the program's lines it runs (tracing slows it, never changes it).
@@ -102,6 +107,8 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
         unstable = None
         if first.timed_out:
             unstable = "does not finish in the step's time limit when replayed"
+        elif not (first.ran and second.ran):
+            unstable = "the wrapper does not import the program's own file when replayed"
         elif found is not None:
             unstable = f"the original's {found[0]} differs between two runs"
         if unstable:
@@ -254,7 +261,9 @@ def replay(request: RunnerRequest) -> ReplayReport:
     for index, run in enumerate(usable):
         assert run.expected is not None
         where = run_name(spec.file, run)
-        got, used = execute_audited(run, candidate, request.io_dir, request.hash_seed, _timeout(request), where)
+        got, used = execute_audited(
+            run, candidate, request.io_dir, request.hash_seed, _timeout(request), where, request.original_workspace
+        )
         for power in used:
             powers.setdefault((power.kind, power.key), power)
         found = difference(
@@ -265,6 +274,8 @@ def replay(request: RunnerRequest) -> ReplayReport:
             rel_tol=request.behavior.rel_tol,
             abs_tol=request.behavior.abs_tol,
         )
+        if not got.ran:  # the wrapper ran another copy of the module: its output says nothing of this one
+            found = ("program", "the candidate's file imported by the wrapper", "another copy imported")
         if found is not None:
             indices.append(index)
             if len(examples) < MAX_EXAMPLES:

@@ -32,7 +32,8 @@ def _replay(tmp_path: Path, name: str, code: str, kind: str = "file") -> tuple:
     (workspace / "prog.py").write_text(code)
     run = Run(kind, "prog.py" if kind == "file" else "prog", (), (), b"1 2 3\n", {}, {}, ())
     where = "prog.py[stdin '1 2 3\\n']"
-    return execute_audited(run, Version(str(workspace), "prog.py", "."), str(tmp_path), 0, 30.0, where)
+    version = Version(str(workspace), "prog.py", ".")
+    return execute_audited(run, version, str(tmp_path), 0, 30.0, where, str(tmp_path / "original"))
 
 
 def test_a_replayed_run_records_the_powers_the_program_uses(tmp_path: Path) -> None:
@@ -46,3 +47,22 @@ def test_a_replayed_run_records_the_powers_the_program_uses(tmp_path: Path) -> N
     refused = gained(sneaky, honest, ())
     assert [power.kind for power in refused][:2] == ["network", "process"]
     assert {power.kind for power in gained(sneaky, honest, ("network", "process", "import"))} == set()
+
+
+def test_the_original_s_files_linked_into_a_candidate_workspace_are_no_new_power(tmp_path: Path) -> None:
+    """A layered candidate workspace links to the original's other files: its helper module imported
+    through the link is the project's own, as in the original."""
+    original = tmp_path / "original"
+    original.mkdir()
+    (original / "helper.py").write_text("def total(values):\n    return sum(values)\n")
+    code = "import helper, sys\nprint(helper.total(map(int, sys.stdin.read().split())))\n"
+    (original / "prog.py").write_text(code)
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    (candidate / "helper.py").symlink_to(original / "helper.py")
+    (candidate / "prog.py").write_text(code)
+    run = Run("module", "prog", (), (), b"1 2\n", {}, {}, ())
+    for workspace in (original, candidate):
+        version = Version(str(workspace), "prog.py", ".")
+        outcome, powers = execute_audited(run, version, str(tmp_path), 0, 30.0, "prog.py", str(original))
+        assert (outcome.stdout, powers) == (b"3\n", ()), workspace.name

@@ -20,8 +20,9 @@ from typing import Any
 
 
 def start(raw_spec: str) -> None:
-    """raw_spec: {"out": JSON-lines file, "workspace": the version's workspace, "sandbox": the folder holding
-    coderefine_sandbox, "where": how a refusal names this run}."""
+    """raw_spec: {"out": JSON-lines file, "workspace": the version's workspace, "original": the original's
+    (a candidate's layered workspace links to it), "sandbox": the folder holding coderefine_sandbox,
+    "where": how a refusal names this run}."""
     spec = json.loads(raw_spec)
     # Imported from the sandbox's folder without leaving it on the program's path.
     sys.path.insert(0, spec["sandbox"])
@@ -44,7 +45,7 @@ def start(raw_spec: str) -> None:
                 finally:
                     os.close(fd)
 
-    recorder = Noting(spec["workspace"], temporary=(os.getcwd(),))
+    recorder = Noting(spec["workspace"], temporary=(os.getcwd(),), original=spec.get("original"))
     window: Any = recorder.watch(spec["where"])
     atexit.register(window.__exit__, None, None, None)
     window.__enter__()
