@@ -163,7 +163,7 @@ def judge_runs(
             why = next(why for why in (problems or {}) if why.startswith(MISSED))
             text += (
                 f"; {missed} run{'s' if missed != 1 else ''} of it {why}: pass the tests' subprocess env=None or "
-                "a plain dict of str"
+                "a plain dict"
             )
         found_problems.append(text)
     if lines and covered / lines < min_coverage:

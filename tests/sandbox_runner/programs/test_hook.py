@@ -153,8 +153,10 @@ def test_a_test_that_clears_the_environment_is_still_recorded(tmp_path: Path) ->
     (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "{}"))
     (record,) = _run(tmp_path, ["driver.py"], "", "prog.py")
     assert base64.b64decode(record["stdin"]) == b"1 2\n" and "LANG" not in record["env"]  # it still got none
+    (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "{b'LANG': b'C'}"))  # bytes keys too
+    assert len(_run(tmp_path, ["driver.py"], "", "prog.py")) == 2 and not list((tmp_path / "out").glob("missed-*"))
     # an environment the hook cannot be added to: the start is noted as missed, not lost silently
-    (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "{b'LANG': b'C'}"))
-    assert len(_run(tmp_path, ["driver.py"], "", "prog.py")) == 1  # the first run's record only
+    (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "__import__('types').MappingProxyType({})"))
+    assert len(_run(tmp_path, ["driver.py"], "", "prog.py")) == 2  # no third record
     (missed,) = (tmp_path / "out").glob("missed-*.json")
     assert "could not be added" in json.loads(missed.read_text())["why"]

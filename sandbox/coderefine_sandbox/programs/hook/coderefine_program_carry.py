@@ -9,7 +9,7 @@ folder first on PYTHONPATH. Nothing else of the test's environment changes (the 
 PATH or LANG if the test gave none; the recording keeps what it got). The test's dict gains those two
 keys: the one visible side effect, and the price of seeing the run at all.
 
-When the environment cannot take them (not a mutable mapping of str, e.g. bytes keys), a start of the
+When the environment cannot take them (a read-only mapping; str and bytes keys mixed), a start of the
 target is noted as missed (a `missed-*.json` file beside the records), so the sufficiency gate can say
 why there are no runs instead of "no recordable runs".
 """
@@ -73,6 +73,18 @@ def _note_missed(spec: dict[str, Any], why: str) -> None:
         pass
 
 
+def _get(env: Any, name: str) -> str:
+    value = env.get(name)
+    if value is None:
+        value = env.get(os.fsencode(name))
+    return os.fsdecode(value) if value is not None else ""
+
+
+def _carries(env: Any, raw_spec: str, hook_dir: str) -> bool:
+    """Whether the environment already starts the hook (e.g. a copy of ours, str or bytes)."""
+    return _get(env, "CODEREFINE_PROGRAM_RECORD") == raw_spec and hook_dir in _get(env, "PYTHONPATH").split(os.pathsep)
+
+
 def carry(raw_spec: str, spec: dict[str, Any]) -> None:
     hook_dir = os.path.dirname(os.path.abspath(__file__))
     busy = [False]
@@ -91,13 +103,15 @@ def carry(raw_spec: str, spec: dict[str, Any]) -> None:
             if not _is_python(executable, argv):
                 return
             try:
-                if any(isinstance(key, bytes) for key in env):
-                    raise TypeError("bytes keys")  # a str key beside b"PYTHONPATH" would be a second one
-                paths = [p for p in str(env.get("PYTHONPATH") or "").split(os.pathsep) if p]
-                if env.get("CODEREFINE_PROGRAM_RECORD") == raw_spec and hook_dir in paths:
+                if _carries(env, raw_spec, hook_dir):
                     return
-                env["CODEREFINE_PROGRAM_RECORD"] = raw_spec
-                env["PYTHONPATH"] = os.pathsep.join([hook_dir, *(p for p in paths if p != hook_dir)])
+                as_bytes = any(isinstance(key, bytes) for key in env)
+                if as_bytes and not all(isinstance(key, bytes) for key in env):
+                    raise TypeError("str and bytes keys")  # a second PYTHONPATH key: which one wins?
+                paths = [p for p in _get(env, "PYTHONPATH").split(os.pathsep) if p and p != hook_dir]
+                added = {"CODEREFINE_PROGRAM_RECORD": raw_spec, "PYTHONPATH": os.pathsep.join([hook_dir, *paths])}
+                for name, value in added.items():
+                    env[os.fsencode(name) if as_bytes else name] = os.fsencode(value) if as_bytes else value
             except (TypeError, AttributeError, KeyError):
                 if _starts_target(argv, spec):
                     _note_missed(spec, "an environment the start-up hook could not be added to")
