@@ -28,16 +28,20 @@ Standard library only: this runs inside the sandbox.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import operator
 import os
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable
 
-from coderefine_sandbox.protocol import Capability
+# Light to import: a program's replay imports this module in the program's own process at start-up
+# (programs/hook/coderefine_program_audit.py), so protocol, tempfile and contextlib load only when needed.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import contextlib
+    from collections.abc import Callable
+
+    from coderefine_sandbox.protocol import Capability
 
 # Most serious first: a refusal names the first of a candidate's new powers in this order.
 KINDS = ("network", "process", "native", "clock", "file_write", "dynamic_code", "thread", "file_read", "import")
@@ -112,14 +116,23 @@ class Recorder:
     """Records capabilities while `watch()` is active; one per replay process."""
 
     def __init__(
-        self, workspace: str, enabled: bool = True, temporary: tuple[str, ...] = (), original: str | None = None
+        self,
+        workspace: str,
+        enabled: bool = True,
+        temporary: tuple[str, ...] = (),
+        original: str | None = None,
+        temp: str | None = None,
     ) -> None:
         self.workspace = os.path.realpath(workspace)
         # A candidate's layered workspace links to the original's files: through them, the original's
         # workspace is the project too (its modules are no new import, its paths read as <workspace>).
         self.workspaces = tuple(dict.fromkeys(os.path.realpath(w) for w in (workspace, original or workspace)))
         # The temporary area: the step's TMPDIR, and e.g. a program run's own working folder.
-        self.temps = tuple(os.path.realpath(p) for p in (tempfile.gettempdir(), *temporary))
+        if temp is None:
+            import tempfile
+
+            temp = tempfile.gettempdir()
+        self.temps = tuple(os.path.realpath(p) for p in (temp, *temporary))
         self.home = os.path.realpath(os.path.expanduser("~"))
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
         self.install_dirs = tuple(os.path.realpath(p) + os.sep for p in prefixes)
@@ -239,13 +252,15 @@ class Recorder:
     def _note(self, kind: str, key: str, detail: str) -> None:
         if (kind, key) not in self.found and len(self.found) < MAX_RECORDED:
             where = self.where() if callable(self.where) else self.where  # described only when needed
+            from coderefine_sandbox.protocol import Capability
+
             self.found[(kind, key)] = Capability(kind=kind, key=key, detail=detail[:200], call=where)
 
     # ----------------------------------------------------------------- the window
 
     def watch(self, where: str | Callable[[], str]) -> contextlib.AbstractContextManager[None]:
         """Record what runs inside: the import of the module, or one replayed call (`where` names it)."""
-        return _Window(self, where) if self.enabled else contextlib.nullcontext()
+        return _Window(self, where) if self.enabled else _NoWindow()
 
     def _close(self, threads: int, clocks: tuple[object, ...]) -> None:
         """After a window: what it left behind (imports to tell apart, a clock replaced, a thread running)."""
@@ -261,6 +276,16 @@ class Recorder:
     @property
     def capabilities(self) -> tuple[Capability, ...]:
         return tuple(self.found.values())
+
+
+class _NoWindow:
+    """What `watch` gives when the audit is off (contextlib.nullcontext, without importing contextlib)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 class _Window:

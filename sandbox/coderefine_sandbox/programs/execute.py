@@ -84,10 +84,9 @@ def execute_audited(
     coderefine_program_audit); `where` names the run in a refusal, `original` is the original's workspace."""
     out = os.path.join(scratch, "run-powers.jsonl")
     remove_stale(out)
-    spec = {"out": out, "workspace": version.workspace, "original": original, "sandbox": SANDBOX_DIR, "where": where}
-    outcome = execute(
-        run, version, scratch, hash_seed, timeout, extra_env={"CODEREFINE_PROGRAM_AUDIT": json.dumps(spec)}
-    )
+    spec = {"WORKSPACE": version.workspace, "ORIGINAL": original, "SANDBOX": SANDBOX_DIR, "WHERE": where}
+    audit = {"CODEREFINE_PROGRAM_AUDIT": out, **{f"CODEREFINE_PROGRAM_AUDIT_{k}": v for k, v in spec.items()}}
+    outcome = execute(run, version, scratch, hash_seed, timeout, extra_env=audit)
     found: list[Capability] = []
     with contextlib.suppress(OSError), open(out, encoding="utf-8") as fh:
         for line in fh:

@@ -13,30 +13,33 @@ program that ends with `os._exit` cannot hide what it did before.
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import sys
-from typing import Any
+
+# The spec comes in environment variables, not JSON: importing json (re, enum, ...) would cost every
+# replayed run more than the audit itself. CODEREFINE_PROGRAM_AUDIT is the output file.
+AUDIT_VARIABLES = ("WORKSPACE", "ORIGINAL", "SANDBOX", "WHERE")
 
 
-def start(raw_spec: str) -> None:
-    """raw_spec: {"out": JSON-lines file, "workspace": the version's workspace, "original": the original's
-    (a candidate's layered workspace links to it), "sandbox": the folder holding coderefine_sandbox,
-    "where": how a refusal names this run}."""
-    spec = json.loads(raw_spec)
+def start(out: str) -> None:
+    """Watch this run; the spec: CODEREFINE_PROGRAM_AUDIT_WORKSPACE (the version's workspace), _ORIGINAL
+    (the original's: a candidate's layered workspace links to it), _SANDBOX (the folder holding
+    coderefine_sandbox), _WHERE (how a refusal names this run)."""
+    spec = {name: os.environ.get(f"CODEREFINE_PROGRAM_AUDIT_{name}", "") for name in AUDIT_VARIABLES}
     # Imported from the sandbox's folder without leaving it on the program's path.
-    sys.path.insert(0, spec["sandbox"])
+    sys.path.insert(0, spec["SANDBOX"])
     try:
         from coderefine_sandbox.audit import Recorder
     finally:
-        sys.path.remove(spec["sandbox"])
-    out = spec["out"]
+        sys.path.remove(spec["SANDBOX"])
 
     class Noting(Recorder):
         def _note(self, kind: str, key: str, detail: str) -> None:
             before = len(self.found)
             super()._note(kind, key, detail)
             if len(self.found) > before:
+                import json
+
                 found = list(self.found.values())[-1]
                 line = json.dumps({"kind": found.kind, "key": found.key, "detail": found.detail, "call": found.call})
                 fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -45,7 +48,9 @@ def start(raw_spec: str) -> None:
                 finally:
                     os.close(fd)
 
-    recorder = Noting(spec["workspace"], temporary=(os.getcwd(),), original=spec.get("original"))
-    window: Any = recorder.watch(spec["where"])
+    # TMPDIR is the sandbox step's temporary area (set by the runner); tempfile is not imported for it.
+    temp = os.environ.get("TMPDIR") or None
+    recorder = Noting(spec["WORKSPACE"], temporary=(os.getcwd(),), original=spec["ORIGINAL"] or None, temp=temp)
+    window = recorder.watch(spec["WHERE"])
     atexit.register(window.__exit__, None, None, None)
     window.__enter__()
