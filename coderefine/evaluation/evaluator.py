@@ -239,6 +239,7 @@ class Evaluator:
             loops=facts.loops,
             workload_seconds=facts.workload_seconds,
             calls_recorded=facts.calls_recorded,
+            capabilities=report.program.capabilities,  # what candidates' replayed runs are held to
             program=True,
         )
         self.candidate_timeout = min(self.settings.test_timeout, max(30.0, 5 * tests.duration + 10))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import glob
+import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +21,11 @@ from coderefine.errors import BadTimingInputs
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.records import BaselineFacts, BehaviorReport, Evaluation, ProgramFacts, Sufficiency, TargetEvidence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 PROGRAM_TARGET = "<program>"  # the evidence key the sandbox uses for a program's runs and lines
 MAX_RUN_BYTES = 16 * 1024 * 1024  # stdin and files read, per recorded run
@@ -68,6 +75,41 @@ def _matches(pattern: str, base: Path) -> list[Path]:
     return [Path(match).resolve() for match in sorted(glob.glob(full, recursive=True)) if Path(match).is_file()]
 
 
+WRAPPER_BYTES = 64 * 1024  # pip's console-script wrappers are a few lines
+
+
+def console_script_runs(module_name: str, python: str, root: Path) -> bool:
+    """Whether a console script runs the module, so that its runs are worth recording though it is no
+    script itself: an entry point `pkg.mod:func` of the project's pyproject.toml, or a wrapper in the
+    interpreter's bin folder that imports it (pip's `from pkg.mod import main`)."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    project = data.get("project", {}) if isinstance(data, dict) else {}
+    for table in ("scripts", "gui-scripts"):
+        entries = project.get(table, {}) if isinstance(project, dict) else {}
+        if any(str(value).split(":")[0].strip() == module_name for value in dict(entries).values()):
+            return True
+    interpreter = shutil.which(python) or python
+    needle = f"from {module_name} import ".encode()
+    try:
+        files = [path for path in Path(interpreter).parent.iterdir() if path.is_file()]
+    except OSError:
+        return False
+    for path in files:
+        try:
+            if path.stat().st_size > WRAPPER_BYTES:
+                continue
+            with path.open("rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            continue
+        if head.startswith(b"#!") and needle in head:
+            return True
+    return False
+
+
 def program_spec(settings: EvaluationSettings, project: Project, baseline_io: Path) -> ProgramSpec:
     output = settings.output_match
     assert output in ("exact", "whitespace", "numeric")
@@ -96,23 +138,40 @@ def program_facts(report: ProgramBaseline) -> ProgramFacts:
     )
 
 
+MISSED = "started by the tests without the start-up hook"  # coderefine_sandbox.programs.runs.MISSED
+
+
 def judge_runs(
-    evidence: tuple[TargetEvidence, ...], *, min_runs: int, min_coverage: float, allowed: bool
+    evidence: tuple[TargetEvidence, ...],
+    *,
+    min_runs: int,
+    min_coverage: float,
+    allowed: bool,
+    problems: dict[str, int] | None = None,
 ) -> Sufficiency:
-    """The gate for a program: enough usable recorded runs, and enough of its lines run across them."""
+    """The gate for a program: enough usable recorded runs, and enough of its lines run across them. Runs
+    the hook saw start but could not record (`problems`) are named, so the reason is not just "0 runs"."""
     found = next((e for e in evidence if e.target == PROGRAM_TARGET), None)
     runs = found.usable if found is not None else 0
     lines = found.lines if found is not None else 0
     covered = found.covered if found is not None else 0
-    problems = []
+    found_problems = []
     if runs < min_runs:
-        problems.append(f"{runs} usable recorded run{'s' if runs != 1 else ''} of the program (needs {min_runs})")
+        text = f"{runs} usable recorded run{'s' if runs != 1 else ''} of the program (needs {min_runs})"
+        missed = sum(count for why, count in (problems or {}).items() if why.startswith(MISSED))
+        if missed:
+            why = next(why for why in (problems or {}) if why.startswith(MISSED))
+            text += (
+                f"; {missed} run{'s' if missed != 1 else ''} of it {why}: pass the tests' subprocess env=None or "
+                "a plain dict"
+            )
+        found_problems.append(text)
     if lines and covered / lines < min_coverage:
         digits = 0 if f"{covered / lines:.0%}" != f"{min_coverage:.0%}" else 1  # 74.6% is not "75%"
         share = f"{covered / lines:.{digits}%} (needs {min_coverage:.0%})"
-        problems.append(f"{covered}/{lines} lines of the program run by the recorded runs, {share}")
-    reason = "insufficient tests: " + ", ".join(problems) if problems else ""
-    return Sufficiency(True, not problems, runs, lines, covered, min_runs, min_coverage, allowed, reason)
+        found_problems.append(f"{covered}/{lines} lines of the program run by the recorded runs, {share}")
+    reason = "insufficient tests: " + ", ".join(found_problems) if found_problems else ""
+    return Sufficiency(True, not found_problems, runs, lines, covered, min_runs, min_coverage, allowed, reason)
 
 
 def timing_note(facts: ProgramFacts) -> str | None:
@@ -154,6 +213,7 @@ def baseline_facts(
         min_runs=settings.min_runs,
         min_coverage=settings.min_coverage,
         allowed=settings.allow_insufficient_tests,
+        problems=facts.problems,
     )
     return BaselineFacts(
         evaluation,

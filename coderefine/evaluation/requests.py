@@ -19,7 +19,7 @@ from coderefine_sandbox.protocol import (
     TimingParameters,
 )
 
-from coderefine.evaluation.programs import program_spec
+from coderefine.evaluation.programs import console_script_runs, program_spec
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.timing_policy import noise_floor, values_per_process
@@ -109,7 +109,12 @@ class Requests:
     def _program(self, mode: Mode, learned: Learned) -> ProgramSpec | None:
         """Record program runs in the baseline of anything that can run as a program; replay them for
         candidates when the baseline judged by them."""
-        wanted = self.settings.script if mode == "baseline" else learned.program
+        if mode == "baseline":  # a module a console script runs is recorded as a program too
+            wanted = self.settings.script or console_script_runs(
+                self.project.module_name, self.settings.python, self.project.root
+            )
+        else:
+            wanted = learned.program
         return program_spec(self.settings, self.project, self.baseline_io) if wanted else None
 
     @property

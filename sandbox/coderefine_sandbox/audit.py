@@ -5,7 +5,8 @@ dynamic-code event of the interpreter. It only records while the target runs: du
 module under judgement and during each replayed call (`Recorder.watch`), so the replay's own reading of
 recorded calls, unpickling and comparing are never counted. The original is recorded the same way in the
 baseline's self-check, so a candidate is judged against exactly the powers the original used under
-identical runner activity (see `gained`).
+identical runner activity (see `gained`). A program's replayed runs are watched by the same Recorder,
+started in the program's own process by the start-up hook (programs/hook/coderefine_program_audit.py).
 
 Kinds (the names `--allow` takes):
 - network: any `socket.*` event (create, connect, bind, getaddrinfo, ...);
@@ -27,16 +28,20 @@ Standard library only: this runs inside the sandbox.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import operator
 import os
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable
 
-from coderefine_sandbox.protocol import Capability
+# Light to import: a program's replay imports this module in the program's own process at start-up
+# (programs/hook/coderefine_program_audit.py), so protocol, tempfile and contextlib load only when needed.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import contextlib
+    from collections.abc import Callable
+
+    from coderefine_sandbox.protocol import Capability
 
 # Most serious first: a refusal names the first of a candidate's new powers in this order.
 KINDS = ("network", "process", "native", "clock", "file_write", "dynamic_code", "thread", "file_read", "import")
@@ -110,9 +115,24 @@ def _stdlib_module(name: str) -> bool:
 class Recorder:
     """Records capabilities while `watch()` is active; one per replay process."""
 
-    def __init__(self, workspace: str, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        workspace: str,
+        enabled: bool = True,
+        temporary: tuple[str, ...] = (),
+        original: str | None = None,
+        temp: str | None = None,
+    ) -> None:
         self.workspace = os.path.realpath(workspace)
-        self.temp = os.path.realpath(tempfile.gettempdir())
+        # A candidate's layered workspace links to the original's files: through them, the original's
+        # workspace is the project too (its modules are no new import, its paths read as <workspace>).
+        self.workspaces = tuple(dict.fromkeys(os.path.realpath(w) for w in (workspace, original or workspace)))
+        # The temporary area: the step's TMPDIR, and e.g. a program run's own working folder.
+        if temp is None:
+            import tempfile
+
+            temp = tempfile.gettempdir()
+        self.temps = tuple(os.path.realpath(p) for p in (temp, *temporary))
         self.home = os.path.realpath(os.path.expanduser("~"))
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
         self.install_dirs = tuple(os.path.realpath(p) + os.sep for p in prefixes)
@@ -203,26 +223,27 @@ class Recorder:
 
     def _temporary(self, path: str) -> bool:
         real = os.path.realpath(path)
-        return real == self.temp or real.startswith(self.temp + os.sep) or real == os.devnull
+        return real == os.devnull or any(real == temp or real.startswith(temp + os.sep) for temp in self.temps)
 
     def _key(self, path: str) -> str:
         """Paths compare across runs and sides: the original's and a candidate's workspace copies (and HOME
         folders) differ only in prefix, and the prompts that name them must not change from run to run."""
-        for prefix, name in sorted(((self.workspace, "<workspace>"), (self.home, "~")), key=lambda p: -len(p[0])):
+        places = [*((workspace, "<workspace>") for workspace in self.workspaces), (self.home, "~")]
+        for prefix, name in sorted(places, key=lambda p: -len(p[0])):
             if path == prefix or path.startswith(prefix + os.sep):
                 return name + path[len(prefix) :]
         return path
 
     def _own_code(self, filename: str) -> bool:
         real = os.path.realpath(filename) if filename and not filename.startswith("<") else filename
-        return real.startswith(self.workspace + os.sep)
+        return real.startswith(tuple(workspace + os.sep for workspace in self.workspaces))
 
     def _resolve_imports(self) -> None:
         """Imports outside the standard library, once loaded: the project's own modules are not new powers."""
         for name, where in self.pending:
             module = sys.modules.get(name)
             origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
-            if module is None or os.path.realpath(origin).startswith(self.workspace + os.sep):
+            if module is None or os.path.realpath(origin).startswith(tuple(w + os.sep for w in self.workspaces)):
                 continue  # not loaded (the import failed: the replay says so) or the project's own
             self.where = where
             self._note("import", name.partition(".")[0], f"import {name}")
@@ -231,13 +252,15 @@ class Recorder:
     def _note(self, kind: str, key: str, detail: str) -> None:
         if (kind, key) not in self.found and len(self.found) < MAX_RECORDED:
             where = self.where() if callable(self.where) else self.where  # described only when needed
+            from coderefine_sandbox.protocol import Capability
+
             self.found[(kind, key)] = Capability(kind=kind, key=key, detail=detail[:200], call=where)
 
     # ----------------------------------------------------------------- the window
 
     def watch(self, where: str | Callable[[], str]) -> contextlib.AbstractContextManager[None]:
         """Record what runs inside: the import of the module, or one replayed call (`where` names it)."""
-        return _Window(self, where) if self.enabled else contextlib.nullcontext()
+        return _Window(self, where) if self.enabled else _NoWindow()
 
     def _close(self, threads: int, clocks: tuple[object, ...]) -> None:
         """After a window: what it left behind (imports to tell apart, a clock replaced, a thread running)."""
@@ -253,6 +276,16 @@ class Recorder:
     @property
     def capabilities(self) -> tuple[Capability, ...]:
         return tuple(self.found.values())
+
+
+class _NoWindow:
+    """What `watch` gives when the audit is off (contextlib.nullcontext, without importing contextlib)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 class _Window:

@@ -31,6 +31,8 @@ def replay(
         str(behavior.abs_tol),
         "--unordered",
         ",".join(behavior.unordered),
+        "--original-workspace",  # a layered candidate workspace links to its files (audit.py)
+        request.original_workspace,
     ]
     if profile:
         argv.append("--profile")

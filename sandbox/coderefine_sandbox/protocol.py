@@ -361,6 +361,7 @@ class ProgramBaseline:
     timing_runs: int  # processes in one timing pass
     timing_inputs: int  # of those, stdin files the user gave (--timing-inputs)
     error: str | None
+    capabilities: tuple[Capability, ...] = ()  # the powers the original used in its replayed runs (audit.py)
 
 
 # ----------------------------------------------------------------------------- reports: the modes

@@ -149,13 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--abs-tol", type=float, required=True)
     parser.add_argument("--unordered", default="", help="targets whose returned sequences compare in any order")
     parser.add_argument("--no-audit", action="store_true", help="no audit hook (to measure its cost)")
+    parser.add_argument("--original-workspace", help="the original's workspace, which a candidate's links into")
     args = parser.parse_args(argv)
     unordered = {name for name in args.unordered.split(",") if name}
 
     add_import_paths(args.workspace, args.import_root)
     calls = load_calls(args.calls, args.exclude)
     # --no-audit exists only to measure what the audit hook costs (benchmarks/audit_cost.py).
-    recorder = Recorder(args.workspace, enabled=not args.no_audit)
+    recorder = Recorder(args.workspace, enabled=not args.no_audit, original=args.original_workspace)
     try:
         with recorder.watch("import"):
             module = import_module(args.module)

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from coderefine.errors import BadTimingInputs, ExitCode
-from coderefine.evaluation.programs import PROGRAM_TARGET, judge_runs, resolve_timing_inputs, timing_note
+from coderefine.evaluation.programs import (
+    PROGRAM_TARGET,
+    console_script_runs,
+    judge_runs,
+    resolve_timing_inputs,
+    timing_note,
+)
 from coderefine.records import ProgramFacts, TargetEvidence
 
 
@@ -24,6 +30,28 @@ def test_the_gate_needs_runs_and_lines() -> None:
     )
     partial = judge_runs(_evidence(3, 10, 5), min_runs=1, min_coverage=0.75, allowed=True)
     assert not partial.sufficient and not partial.blocks and "5/10 lines" in partial.reason
+
+
+def test_the_gate_names_runs_started_without_the_hook() -> None:
+    why = "started by the tests without the start-up hook (an environment the start-up hook could not be added to)"
+    gate = judge_runs(_evidence(0, 10, 0), min_runs=1, min_coverage=0.75, allowed=False, problems={why: 2})
+    assert gate.reason.startswith(
+        f"insufficient tests: 0 usable recorded runs of the program (needs 1); 2 runs of it {why}: pass the tests'"
+    )
+
+
+def test_a_module_a_console_script_runs_is_recorded_as_a_program(tmp_path: Path) -> None:
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    assert not console_script_runs("pkg.tool", str(python), tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "t"\n[project.scripts]\ntool = "pkg.tool:main"\n')
+    assert console_script_runs("pkg.tool", str(python), tmp_path)
+    assert not console_script_runs("pkg.other", str(python), tmp_path)
+    (python.parent / "other").write_text(
+        "#!/usr/bin/python\nimport sys\nfrom pkg.other import main\nsys.exit(main())\n"
+    )
+    assert console_script_runs("pkg.other", str(python), tmp_path)  # pip's wrapper in the interpreter's bin
 
 
 def test_timing_inputs_are_files_under_the_root(tmp_path: Path) -> None:

@@ -190,3 +190,27 @@ def test_replay_repeats_the_calls_in_reverse_and_catches_state_that_changes_late
         textwrap.shorten("((1,), {})", 40),
         textwrap.shorten("((3,), {})", 40),
     ]
+
+
+def test_a_layered_candidate_importing_the_original_s_sibling_module_gains_no_power(tmp_path):
+    """A candidate workspace links to the original's other files: `pkg.helper` imported through the link is
+    the project's own module (refused as a new import before --original-workspace)."""
+    original, candidate = tmp_path / "original", tmp_path / "candidate"
+    for folder in (original / "pkg", candidate / "pkg"):
+        folder.mkdir(parents=True)
+    (original / "pkg" / "__init__.py").write_text("")
+    (original / "pkg" / "helper.py").write_text("def twice(x):\n    return 2 * x\n")
+    (original / "pkg" / "mod.py").write_text("from pkg.helper import twice\n\ndef f(x):\n    return twice(x)\n")
+    for name in ("__init__.py", "helper.py"):
+        (candidate / "pkg" / name).symlink_to(original / "pkg" / name)
+    (candidate / "pkg" / "mod.py").write_text((original / "pkg" / "mod.py").read_text())
+    calls = tmp_path / "calls.pkl"
+    calls.write_bytes(pickle.dumps({"records": [{**_record((2,), 4), "target": "f"}]}))
+    out = tmp_path / "out.json"
+    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(candidate), "--module", "pkg.mod"]
+    argv += ["--calls", str(calls), "--out", str(out), "--rel-tol", "0", "--abs-tol", "0"]
+    argv += ["--original-workspace", str(original)]
+    env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}
+    subprocess.run(argv, cwd=candidate, env=env, check=True, timeout=60)
+    report = from_json(ReplayReport, out.read_text())
+    assert (report.mismatches, report.capabilities) == (0, ())

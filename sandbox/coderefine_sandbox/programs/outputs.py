@@ -79,15 +79,20 @@ def _file_state(outcome: Outcome, path: str) -> str:
     return "not written" if digest is None else f"written (sha256 {digest[:12]})"
 
 
-def shown(data: bytes) -> str:
+def shown(data: bytes, limit: int = SHOWN) -> str:
     text = data.decode("utf-8", "replace")
-    if len(text) > SHOWN:
-        text = text[: SHOWN // 2] + " ... " + text[-SHOWN // 2 :]
+    if len(text) > limit:
+        text = text[: limit // 2] + " ... " + text[-limit // 2 :]
     return repr(text)
+
+
+def inputs(run: Run, limit: int = SHOWN) -> str:
+    """A run's inputs as a mismatch or a refusal shows them: `args ..., stdin '...'`."""
+    args = " ".join(run.args)
+    stdin = "closed" if run.stdin is None else shown(run.stdin, limit)
+    return f"{'args ' + args + ', ' if args else ''}stdin {stdin}"
 
 
 def example(label: str, run: Run, found: tuple[str, str, str]) -> MismatchExample:
     kind, expected, got = found
-    args = " ".join(run.args)
-    stdin = "closed" if run.stdin is None else shown(run.stdin)
-    return MismatchExample(label, kind, f"{'args ' + args + ', ' if args else ''}stdin {stdin}", expected, got)
+    return MismatchExample(label, kind, inputs(run), expected, got)

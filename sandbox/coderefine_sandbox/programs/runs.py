@@ -18,6 +18,7 @@ class Outcome:
     written: dict[str, str]  # files the run created or changed in its working directory -> sha256
     seconds: float
     timed_out: bool = False
+    ran: bool = True  # a wrapper's run imported the version's own file (or could not tell: os._exit)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -34,8 +35,8 @@ class Outcome:
 class Run:
     """The inputs of one run: how the interpreter was started, in which folder, with what stdin and files."""
 
-    kind: str  # "file" or "module"
-    target: str  # the script as given, or the module name
+    kind: str  # "file", "module" or "script" (a console-script wrapper that imports the target module)
+    target: str  # the script as given, the module name, or the wrapper (relative to the workspace if in it)
     flags: tuple[str, ...]
     args: tuple[str, ...]
     stdin: bytes | None  # None: stdin was closed
@@ -105,6 +106,22 @@ class RunsFile:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         return cls([Run.from_json(run) for run in data["runs"]], data["startup_seconds"], data["run_seconds"])
+
+
+MISSED = "started by the tests without the start-up hook"
+
+
+def read_missed(folder: str) -> dict[str, int]:
+    """Starts of the target the hook saw but could not record (coderefine_program_carry.py), by why."""
+    found: dict[str, int] = {}
+    for name in glob.glob(os.path.join(folder, "missed-*.json")):
+        try:
+            with open(name, encoding="utf-8") as fh:
+                why = f"{MISSED} ({json.load(fh)['why']})"
+        except (OSError, ValueError, KeyError):
+            continue
+        found[why] = found.get(why, 0) + 1
+    return found
 
 
 def read_recorded(folder: str, limit: int) -> tuple[list[Run], int]:

@@ -4,8 +4,9 @@
   recorded): read the recorded runs, replay each twice on the original (a run whose outcome does not
   repeat cannot judge anything), keep the outcome as the expected one, measure which program lines the
   usable runs ran, time start-up and one pass of the original;
-- candidate (after its tests passed): replay every usable run and compare; if all match, time both
-  versions as processes.
+- candidate (after its tests passed): replay every usable run and compare; if all match and it gained no
+  power the original did not use (issue 13's audit hook, watching each behaviour replay of both versions),
+  time both versions as processes.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ import sys
 import time
 from collections import Counter
 
+from coderefine_sandbox.audit import gained
 from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step
 from coderefine_sandbox.programs import HOOK_DIR, PROGRAM_TARGET
-from coderefine_sandbox.programs.execute import Version, execute
-from coderefine_sandbox.programs.outputs import difference, example
-from coderefine_sandbox.programs.runs import Run, RunsFile, read_recorded
+from coderefine_sandbox.programs.execute import Version, execute, execute_audited
+from coderefine_sandbox.programs.outputs import difference, example, inputs
+from coderefine_sandbox.programs.runs import Run, RunsFile, read_missed, read_recorded
 from coderefine_sandbox.programs.timing import ProcessTimer, floor_for, measure
 from coderefine_sandbox.protocol import (
     BaselineReport,
     CandidateReport,
+    Capability,
     ProgramBaseline,
     ReplayReport,
     RunnerRequest,
@@ -48,6 +51,8 @@ def record_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
         "max_bytes": spec.max_bytes,
         "file": os.path.realpath(os.path.join(workspace, spec.file)),
         "module": request.module_name,
+        "root": os.path.realpath(workspace),  # a console-script wrapper inside it is replayed per version
+        "prefix": os.path.realpath(sys.prefix),  # a wrapper of another Python cannot be replayed with ours
     }
     return {"CODEREFINE_PROGRAM_RECORD": json.dumps(options), "CODEREFINE_HOOK_PATH": HOOK_DIR}
 
@@ -65,19 +70,27 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
     spec = request.program
     assert spec is not None
     runs, total = read_recorded(os.path.join(request.io_dir, "runs-recorded"), spec.max_runs)
-    if not runs:
+    missed = read_missed(os.path.join(request.io_dir, "runs-recorded"))
+    if not runs and not missed:
         return report
-    problems: Counter[str] = Counter()
+    problems: Counter[str] = Counter(missed)
     if total > len(runs):
         problems[f"beyond the first {spec.max_runs} runs"] += total - len(runs)
     original = _version(request, request.workspace)
     checked = []
+    powers: dict[tuple[str, str], Capability] = {}
     for run in runs:
         if run.problems:
             problems.update(run.problems[:1])
             checked.append(run)
             continue
-        first = execute(run, original, request.io_dir, request.hash_seed, _timeout(request))
+        # The first replay also records the original's powers, as a candidate's replay does.
+        where = run_name(spec.file, run)
+        first, used = execute_audited(
+            run, original, request.io_dir, request.hash_seed, _timeout(request), where, request.workspace
+        )
+        for power in used:
+            powers.setdefault((power.kind, power.key), power)
         # The second run also notes the program's lines it runs (tracing slows it, never changes it).
         lines_out = os.path.join(request.io_dir, "run-lines.json")
         remove_stale(lines_out)
@@ -94,6 +107,8 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
         unstable = None
         if first.timed_out:
             unstable = "does not finish in the step's time limit when replayed"
+        elif not (first.ran and second.ran):
+            unstable = "the wrapper does not import the program's own file when replayed"
         elif found is not None:
             unstable = f"the original's {found[0]} differs between two runs"
         if unstable:
@@ -140,8 +155,14 @@ def baseline(request: RunnerRequest, report: BaselineReport) -> BaselineReport:
         timing_runs=len(timing_inputs) or len(usable),
         timing_inputs=len(timing_inputs),
         error=error,
+        capabilities=tuple(powers.values()),
     )
     return report
+
+
+def run_name(file: str, run: Run) -> str:
+    """How a refusal names a run: the program and its inputs, as a mismatch shows them (shorter)."""
+    return f"{os.path.basename(file)}[{inputs(run, 60)}]"
 
 
 def _read_lines(path: str) -> list[int]:
@@ -236,9 +257,15 @@ def replay(request: RunnerRequest) -> ReplayReport:
     started = time.perf_counter()
     indices: list[int] = []
     examples = []
+    powers: dict[tuple[str, str], Capability] = {}
     for index, run in enumerate(usable):
         assert run.expected is not None
-        got = execute(run, candidate, request.io_dir, request.hash_seed, _timeout(request))
+        where = run_name(spec.file, run)
+        got, used = execute_audited(
+            run, candidate, request.io_dir, request.hash_seed, _timeout(request), where, request.original_workspace
+        )
+        for power in used:
+            powers.setdefault((power.kind, power.key), power)
         found = difference(
             run.expected,
             got,
@@ -247,12 +274,15 @@ def replay(request: RunnerRequest) -> ReplayReport:
             rel_tol=request.behavior.rel_tol,
             abs_tol=request.behavior.abs_tol,
         )
+        if not got.ran:  # the wrapper ran another copy of the module: its output says nothing of this one
+            found = ("program", "the candidate's file imported by the wrapper", "another copy imported")
         if found is not None:
             indices.append(index)
             if len(examples) < MAX_EXAMPLES:
                 examples.append(example(os.path.basename(spec.file), run, found))
+    seconds = time.perf_counter() - started
     return ReplayReport(
-        len(usable), len(indices), tuple(indices), tuple(examples), time.perf_counter() - started, (), None, None
+        len(usable), len(indices), tuple(indices), tuple(examples), seconds, (), None, None, tuple(powers.values())
     )
 
 
@@ -261,7 +291,9 @@ def candidate(request: RunnerRequest, report: CandidateReport) -> CandidateRepor
     spec = request.program
     assert spec is not None
     report.behavior = replay(request)
-    if report.behavior.differs or request.timing is None:
+    # A power the original never used is refused before anything is timed, as for calls (modes.candidate).
+    report.refused = gained(report.behavior.capabilities, request.original_capabilities, request.allow)
+    if report.behavior.differs or report.refused or request.timing is None:
         return report
     runs_file = RunsFile.load(spec.runs_path)
     usable = [run for run in runs_file.runs if run.usable]

@@ -84,3 +84,79 @@ def test_runpy_in_the_test_process_is_recorded(tmp_path: Path) -> None:
     (record,) = _run(tmp_path, ["driver.py"], "", "prog.py")
     assert (record["kind"], record["args"], base64.b64decode(record["stdin"]).decode()) == ("file", ["--fast"], STDIN)
     assert not record["problems"]
+
+
+WRAPPER = """#!{python}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from pkg.mod import main
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(main())
+"""
+
+
+def _package(folder: Path) -> Path:
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "__init__.py").write_text("")
+    (folder / "pkg" / "mod.py").write_text(
+        "import sys\n\ndef main():\n    print(sum(map(int, sys.stdin.read().split())))\n"
+    )
+    bin_dir = folder.parent / f"{folder.name}-bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "tool"
+    tool.write_text(WRAPPER.format(python=sys.executable))
+    tool.chmod(0o755)
+    return tool
+
+
+def _spec(folder: Path, file: Path) -> dict:
+    out = folder / "out"
+    out.mkdir(exist_ok=True)
+    return {"out": str(out), "max_bytes": 10_000, "file": str(file.resolve()), "module": "pkg.mod",
+            "root": str(folder.resolve()), "prefix": os.path.realpath(sys.prefix)}  # fmt: skip
+
+
+def test_a_console_script_wrapper_is_recorded_as_a_script_run(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    tool = _package(folder)
+    spec = _spec(folder, folder / "pkg" / "mod.py")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([HOOK_DIR, str(folder)]),
+        "CODEREFINE_PROGRAM_RECORD": json.dumps(spec),
+    }
+    proc = subprocess.run([str(tool), "--x"], input="1 2\n", text=True, capture_output=True, cwd=folder, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "3\n"), proc.stderr
+    (record,) = [json.loads(path.read_text()) for path in (folder / "out").glob("run-*.json")]
+    assert (record["kind"], record["target"], record["args"]) == ("script", str(tool.resolve()), ["--x"])
+    assert base64.b64decode(record["stdin"]) == b"1 2\n" and not record["problems"]
+    # the same wrapper importing another copy of the module than the project's: recorded as not replayable
+    spec = _spec(folder, tmp_path / "elsewhere" / "mod.py")
+    env["CODEREFINE_PROGRAM_RECORD"] = json.dumps(spec)
+    subprocess.run([str(tool)], input="1\n", text=True, capture_output=True, cwd=folder, env=env, check=True)
+    problems = [json.loads(path.read_text())["problems"] for path in (folder / "out").glob("run-*.json")]
+    assert sorted(map(len, problems)) == [0, 1] and "not the project's copy" in max(problems)[0]
+
+
+CARRIER = """import os, subprocess, sys
+env = {ENV}
+out = subprocess.run([sys.executable, "prog.py"], input="1 2\\n", text=True, capture_output=True, env=env)
+print(out.stdout, end="")
+"""
+
+
+def test_a_test_that_clears_the_environment_is_still_recorded(tmp_path: Path) -> None:
+    (tmp_path / "prog.py").write_text(READERS["sys.stdin"])
+    (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "{}"))
+    (record,) = _run(tmp_path, ["driver.py"], "", "prog.py")
+    assert base64.b64decode(record["stdin"]) == b"1 2\n" and "LANG" not in record["env"]  # it still got none
+    (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "{b'LANG': b'C'}"))  # bytes keys too
+    assert len(_run(tmp_path, ["driver.py"], "", "prog.py")) == 2 and not list((tmp_path / "out").glob("missed-*"))
+    # an environment the hook cannot be added to: the start is noted as missed, not lost silently
+    (tmp_path / "driver.py").write_text(CARRIER.replace("{ENV}", "__import__('types').MappingProxyType({})"))
+    assert len(_run(tmp_path, ["driver.py"], "", "prog.py")) == 2  # no third record
+    (missed,) = (tmp_path / "out").glob("missed-*.json")
+    assert "could not be added" in json.loads(missed.read_text())["why"]

@@ -25,6 +25,7 @@ from coderefine.providers.offline.rewrites.codemods_containers import (
     find_pop_front,
     find_seen_list,
 )
+from coderefine.providers.offline.rewrites.codemods_hoist import hoist_loop_invariants
 from coderefine.providers.offline.rewrites.codemods_loops import find_trial_division
 from coderefine.providers.offline.rewrites.codemods_memo import find_memoize
 from coderefine.providers.offline.rewrites.codemods_programs import print_batching, stdin_readline
@@ -224,6 +225,15 @@ _PROGRAMS = [
             OPT,
         ),
         print_batching,
+    ),
+    Entry(
+        Rule(
+            "hoist-loop-invariants",
+            "In a program, compute a pure builtin call on values a loop never changes (`len(s)`, `max(xs)`, "
+            "`x in set(xs)`) and look up a bound method such as `out.append` once, before the loop.",
+            OPT,
+        ),
+        hoist_loop_invariants,
     ),
 ]
 

@@ -1,7 +1,12 @@
 """Record one run of the target program (see sitecustomize.py): its inputs, as one JSON file per run.
 
+Recorded: `python [flags] FILE`, `python [flags] -m MODULE`, and a console-script wrapper (`kind
+"script"`: a Python script that imports the target module at top level, as pip's entry-point scripts
+`from pkg.mod import main; sys.exit(main())` do), kept only when the target module was imported from the
+project's copy by the time it exits (see `_Recorder.finish`).
+
 The record (written at exit into the folder the spec names):
-    {"kind": "file"|"module", "target": ..., "flags": [...], "args": [...], "cwd": ...,
+    {"kind": "file"|"module"|"script", "target": ..., "flags": [...], "args": [...], "cwd": ...,
      "stdin": base64 | null, "stdin_kind": "pipe"|"file"|"null"|"tty"|"closed", "stdin_complete": bool,
      "files": {path as opened: base64}, "env": {allow-listed},
      "problems": [why it cannot be replayed]}
@@ -174,6 +179,14 @@ class _Recorder:
         self.stdin_done.wait(0.5)  # the writer has usually closed our stdin by the time we exit
         stdin = b"".join(self.stdin_chunks)
         record = self.record
+        if record["kind"] == "script":
+            why = _wrapper_outcome(self.spec)
+            if why == "absent":
+                return  # a script that never imported the target: not a run of the program
+            if why is not None:
+                record["problems"].append(why)
+            if self.spec.get("prefix") and os.path.realpath(sys.prefix) != self.spec["prefix"]:
+                record["problems"].append(f"the wrapper runs another Python installation ({sys.prefix})")
         record["stdin_complete"] = self.stdin_done.is_set()
         record["stdin"] = base64.b64encode(stdin).decode("ascii")
         record["files"] = {path: base64.b64encode(data).decode("ascii") for path, data in self.files.items()}
@@ -193,6 +206,57 @@ def _is_target(spec: dict[str, Any], kind: str, target: str) -> bool:
     if kind == "file":
         return os.path.realpath(target) == spec["file"]
     return target == spec["module"]
+
+
+WRAPPER_BYTES = 64 * 1024  # a console-script wrapper is a few lines; larger scripts are not read
+
+
+def imports_target(script: str, module: str) -> bool:
+    """Whether `script` imports the target module at top level (`from pkg.mod import main` or `import
+    pkg.mod`): a console-script wrapper, or any script of the project driving it."""
+    try:
+        if os.path.getsize(script) > WRAPPER_BYTES:
+            return False
+        with open(script, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    if module.encode() not in data:
+        return False
+    import ast
+
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
+            return True
+        if isinstance(node, ast.Import) and any(alias.name == module for alias in node.names):
+            return True
+    return False
+
+
+def _as_script(spec: dict[str, Any], script: str) -> str:
+    """The wrapper as the replay names it: relative to the workspace when it is the project's own (each
+    version's copy is run), else its absolute path (e.g. the venv's bin)."""
+    full = os.path.realpath(script)
+    root = spec.get("root")
+    if root and full.startswith(root + os.sep):
+        return os.path.relpath(full, root)
+    return full
+
+
+def _wrapper_outcome(spec: dict[str, Any]) -> str | None:
+    """At a wrapper's exit: None when it ran the project's copy of the target; "absent" when it never
+    imported the target (not a run of the program); else why it cannot be replayed."""
+    module = sys.modules.get(spec["module"])
+    if module is None:
+        return "absent"
+    origin = os.path.realpath(getattr(module, "__file__", None) or "")
+    if origin != spec["file"]:
+        return f"the wrapper imported {spec['module']} from {origin}, not the project's copy"
+    return None
 
 
 def _in_process_stdin() -> bytes | None:
@@ -234,8 +298,14 @@ def maybe_record(raw_spec: str) -> None:
     """Start recording when this interpreter runs the target program; otherwise watch runpy, which a test
     may use to run it in its own process."""
     spec = json.loads(raw_spec)
+    from coderefine_program_carry import carry  # type: ignore[import-not-found]
+
+    carry(raw_spec, spec)  # into processes a test starts with an environment of its own
     parsed = parse_argv(list(getattr(sys, "orig_argv", sys.argv))[1:])
-    if parsed is None or not _is_target(spec, parsed[0], parsed[1]):
+    wrapper = parsed is not None and parsed[0] == "file" and not _is_target(spec, "file", parsed[1])
+    if wrapper and parsed is not None and imports_target(parsed[1], spec["module"]):
+        parsed = ("script", _as_script(spec, parsed[1]), parsed[2], parsed[3])
+    if parsed is None or (parsed[0] != "script" and not _is_target(spec, parsed[0], parsed[1])):
         import runpy
 
         runpy.run_path = _recording(runpy.run_path, "file", spec)  # type: ignore[assignment]
@@ -249,19 +319,13 @@ def maybe_record(raw_spec: str) -> None:
 
 
 def trace_lines(out: str) -> None:
-    """Note the target program's lines this run executes into `out` (JSON) at exit: set by the runner for
-    one of the original's replays, never in the tests' own runs (tracing slows a program down, and a test's
-    time limit must not be spent on it)."""
-    parsed = parse_argv(list(getattr(sys, "orig_argv", sys.argv))[1:])
-    if parsed is None:
+    """Note the target program's lines (of CODEREFINE_PROGRAM_FILE) this run executes into `out` (JSON) at
+    exit: set by the runner for one of the original's replays, never in the tests' own runs (tracing slows
+    a program down, and a test's time limit must not be spent on it)."""
+    file = os.environ.get("CODEREFINE_PROGRAM_FILE")  # the version's own file (a wrapper imports it)
+    if not file:
         return
-    kind, target = parsed[0], parsed[1]
-    if kind == "module":
-        import importlib.util
-
-        spec = importlib.util.find_spec(target)
-        target = spec.origin if spec is not None and spec.origin else target
-    file = os.path.realpath(target)
+    file = os.path.realpath(file)
     lines: set[int] = set()
     own: dict[str, bool] = {}
 

@@ -9,10 +9,15 @@ Two jobs, each switched on by an environment variable the sandbox runner sets:
   allow-listed environment. Outcomes are not taken here: the runner replays every recorded run on the
   original itself (twice, to find the ones that do not repeat).
 - CODEREFINE_PROGRAM_LINES (the second of those replays): note the program's lines the run executes.
+- CODEREFINE_PROGRAM_RAN (replays of a console-script wrapper): note at exit whether the version's own file
+  (CODEREFINE_PROGRAM_FILE) was imported, so a wrapper that ran another copy cannot pass for it.
 - CODEREFINE_PROGRAM_PIN (replay and timing of both versions): seed `random`, as each test is for calls.
+- CODEREFINE_PROGRAM_AUDIT (the behaviour replays of both versions): record the powers the run uses
+  (coderefine_program_audit.py), once start-up is done.
 
 Any other sitecustomize further down sys.path is still run. Standard library only, nothing imported from
-coderefine_sandbox: this runs in every Python process the tests start.
+coderefine_sandbox (but for the audit, in the runner's own replays): this runs in every Python process the
+tests start.
 """
 
 from __future__ import annotations
@@ -70,6 +75,9 @@ def _main() -> None:
         from coderefine_program_record import trace_lines  # type: ignore[import-not-found]
 
         trace_lines(lines_out)
+    ran_out = os.environ.get("CODEREFINE_PROGRAM_RAN")
+    if ran_out:
+        _note_ran(ran_out)
     spec = os.environ.get("CODEREFINE_PROGRAM_RECORD")
     if spec:
         from coderefine_program_record import maybe_record  # type: ignore[import-not-found]
@@ -77,7 +85,30 @@ def _main() -> None:
         maybe_record(spec)
 
 
+def _note_ran(out: str) -> None:
+    import atexit
+
+    def note() -> None:
+        file = os.path.realpath(os.environ.get("CODEREFINE_PROGRAM_FILE", ""))
+        ran = any(
+            os.path.realpath(getattr(module, "__file__", None) or "") == file for module in list(sys.modules.values())
+        )
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write("1" if ran else "0")
+
+    atexit.register(note)
+
+
+def _audit() -> None:
+    spec = os.environ.get("CODEREFINE_PROGRAM_AUDIT")
+    if spec:
+        from coderefine_program_audit import start  # type: ignore[import-not-found]
+
+        start(spec)
+
+
 try:
     _main()
 finally:
     _chain()
+_audit()  # last: start-up's own work (this hook's, a chained sitecustomize's) is not the program's
