@@ -4,6 +4,7 @@ real sandbox (readability task: no timing), plus the sandbox-side pieces in proc
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import subprocess
@@ -260,6 +261,46 @@ def test_line_coverage_counts_the_lines_run():
     assert report["lines"] == [first + n for n in range(1, 7)]
     monitored = coverage_method == "sys.monitoring"
     assert report["covered"] == [first + n for n in range(1, 5 + 2 * monitored)]
+
+
+def _pairs(values):
+    total = 0
+    for value in values:
+        if value < 0:
+            raise ValueError("negative")
+        received = yield (value, total)
+        total += value if received is None else received
+    return total
+
+
+def test_a_generator_a_target_returns_is_covered_while_it_is_consumed_and_behaves_as_without_the_tracer():
+    coverage = LineCoverage()
+    coverage.add("pairs", _pairs)
+    coverage.start()
+    try:
+        consumed = coverage.traced_call(_pairs, ([1, 2, 3],), {})
+        assert inspect.isgenerator(consumed)
+        assert next(consumed) == (1, 0) and consumed.send(10) == (2, 10) and next(consumed) == (3, 12)
+        with pytest.raises(StopIteration) as stop:
+            next(consumed)
+        assert stop.value.value == 15  # the return value passes through the wrapper
+        failing = coverage.traced_call(_pairs, ([-1],), {})
+        with pytest.raises(ValueError, match="negative"):
+            next(failing)
+        thrown = coverage.traced_call(_pairs, ([4, 5],), {})
+        next(thrown)
+        with pytest.raises(KeyError):
+            thrown.throw(KeyError("from the consumer"))  # reaches the target's frame, which does not catch it
+        closed = coverage.traced_call(_pairs, ([6, 7],), {})
+        next(closed)
+        closed.close()
+        assert inspect.getgeneratorstate(closed) == inspect.GEN_CLOSED
+    finally:
+        coverage.stop()
+    first = _pairs.__code__.co_firstlineno
+    report = coverage.report()["pairs"]
+    # every line of the body ran, though only while the test consumed the generators, after the calls returned
+    assert report["covered"] == report["lines"] == [first + n for n in range(1, 8)]
 
 
 def test_the_gate_judges_the_runs_targets_together():
