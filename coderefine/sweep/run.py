@@ -151,9 +151,12 @@ def run_sweep(
         lost=run.lost,
     )
     if not run.interrupted:
-        result.files = plan_files(root, result.outcomes, options, tests, state)
-        if options.write:
-            result.written = write_files(root, result.files, result.outcomes)
+        try:
+            result.files = plan_files(root, result.outcomes, options, tests, state)
+            if options.write:
+                write_files(root, result.files, result.outcomes, result.written)
+        except KeyboardInterrupt:  # each merge verified and each file written so far is kept (and saved)
+            result.interrupted = True
     result.wall_seconds = time.perf_counter() - started
     return result
 
@@ -177,10 +180,10 @@ def plan_files(
     return plans
 
 
-def write_files(root: Path, plans: list[FilePlan], outcomes: list[FunctionOutcome]) -> list[str]:
-    """Every planned file, each atomically and only if unchanged since its functions were refined."""
+def write_files(root: Path, plans: list[FilePlan], outcomes: list[FunctionOutcome], written: list[str]) -> None:
+    """Every planned file, each atomically and only if unchanged since its functions were refined; each
+    one's name goes to `written` as soon as it is (a Ctrl-C between two files reports the first)."""
     sha = {o.file: o.original_sha256 for o in outcomes}
-    written = []
     for plan in plans:
         if plan.code is None:
             continue
@@ -189,4 +192,3 @@ def write_files(root: Path, plans: list[FilePlan], outcomes: list[FunctionOutcom
         data = plan.code.encode("utf-8")
         write_atomically(path, (b"\xef\xbb\xbf" + data) if has_bom else data, sha[plan.file])
         written.append(plan.file)
-    return written
