@@ -133,8 +133,10 @@ def run_sweep(
     resumed = len(done)
 
     def finished(outcome: FunctionOutcome) -> None:
-        state.save(outcome)
+        # Counted first: a Ctrl-C while the save syncs (it can take a while on a busy disk, with the line
+        # already there for all to read) must not leave out of the report what the state keeps.
         done[outcome.key] = outcome
+        state.save(outcome)
         on_done(outcome)
 
     run: EngineRun = engine.run([j for j in jobs if j.key not in done], root, finished, on_start)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from coderefine.settings import resolve_settings
 from coderefine.sweep.engines.ray_engine import RayEngine, pack_project, unpack_project
 from coderefine.sweep.jobs import FunctionJob
 from coderefine.sweep.report import timing_overlaps
+from tests.sweep import interrupted
 
 REQUIRED = os.environ.get("CODEREFINE_REQUIRE_RAY") == "1"
 
@@ -52,13 +55,22 @@ def ray_cluster():
         if REQUIRED:
             pytest.fail("Ray is required here (CODEREFINE_REQUIRE_RAY=1): pip install 'coderefine[ray]'")
         pytest.skip("Ray is not installed (pip install 'coderefine[ray]')")
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    # The nodes' temporary folder (their tasks' scratch folders, Ray's session): one of this module's, short
+    # enough for Ray's socket paths, so a test can check that a task cleaned up after itself.
+    tmp = Path(tempfile.mkdtemp(prefix="crray-"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(tmp))  # read by the nodes' processes as they start, not after
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
-        cluster.add_node(num_cpus=1)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("TMPDIR", str(tmp))
+            cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
+        cluster.tmp = tmp
         yield cluster
     finally:
         cluster.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_the_project_travels_as_an_archive_without_what_a_workspace_leaves_out(make_project, tmp_path):
@@ -93,3 +105,33 @@ def test_each_function_is_a_ray_task_spread_over_the_nodes_and_timing_never_over
     assert len({o.placement.node for o in done}) == 2, "one CPU per node: the two tasks ran on both nodes"
     assert timing_overlaps([o.to_dict() for o in done]) == []
     assert (root / "pkg/a.py").read_text() == MODULES["pkg/a.py"]  # the user's tree is only read
+
+
+@pytest.mark.slow
+def test_ctrl_c_of_a_ray_sweep_cancels_the_running_task_which_cleans_up_and_reports_what_finished(
+    ray_cluster, make_project, tmp_path
+):
+    root = make_project(interrupted.FILES)
+    script = tmp_path / "script.json"
+    script.write_text(interrupted.NO_CODE)
+    state, report = tmp_path / "state.jsonl", tmp_path / "r.json"
+    args = ["sweep", "pkg", "--script", script, "--sandbox", "process", "--timing-pairs", "2", "--engine", "ray",
+            "--ray-address", ray_cluster.address, "--state", state, "--report", report]  # fmt: skip
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = interrupted.sweep_env(tmp_path, scratch)
+    # The nodes' processes are this process's descendants (the cluster's raylets started them).
+    proc, _, held, seconds = interrupted.start_and_interrupt(args, root, env, state, watch=os.getpid())
+    assert held, "the held function's sandbox run was going on a node"
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    [message] = [line for line in proc.stdout.splitlines() if line.startswith("interrupted: ")]
+    assert message == f"interrupted: 1 finished functions kept in {state}; rerun the same command to continue (1 left)"
+    assert [o["key"] for o in interrupted.outcomes(state)] == ["pkg/quick.py::quick"]
+    data = json.loads(report.read_text())
+    assert data["interrupted"] and data["engine"] == "ray" and data["summary"]["finished"] == 1
+    # Cancelled, not killed: the task stopped its sandbox run (two minutes long) at once and removed its
+    # scratch folders on the node; nothing of the held function is left on the cluster.
+    assert seconds < 30, seconds
+    assert interrupted.still_running(held) == []
+    assert sorted(p.name for p in ray_cluster.tmp.iterdir()) == ["coderefine-timing-locks", "ray"]
