@@ -64,8 +64,9 @@ def outcome_line(outcome: FunctionOutcome) -> str:
     else:
         figure = outcome.reason
     node = outcome.placement.node
-    where = f" on {node[:12]}" if node != "local" else ""
-    return f"{outcome.status:<18} {outcome.key}: {figure} ({outcome.wall_seconds:.0f}s{where})"
+    where = f" on {node[:12]}" if node not in ("local", "") else ""
+    retried = "; retried: its first worker died" if outcome.attempts > 1 and outcome.error is None else ""
+    return f"{outcome.status:<18} {outcome.key}: {figure} ({outcome.wall_seconds:.0f}s{where}{retried})"
 
 
 def _write(path: Path | None, text: str) -> None:

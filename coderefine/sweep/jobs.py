@@ -125,6 +125,34 @@ def outcome_from_result(
     )
 
 
+WORKER_DIED = "worker died"  # the stop reason of a job whose worker died on every attempt: not saved, rerun
+
+
+def lost_outcome(job: FunctionJob, root: Path, attempts: int, why: str) -> FunctionOutcome:
+    """A job with no result because the process running it died (each time it was tried): failed, for
+    this function only; the sweep does not save it, so a rerun tries again."""
+    path = root / job.file
+    now = time.time()
+    return FunctionOutcome(
+        key=job.key,
+        file=job.file,
+        function=job.function,
+        status="failed",
+        stop_reason=WORKER_DIED,
+        original_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "",
+        best_code=None,
+        speedup=None,
+        ci=None,
+        reason=why,
+        evidence=(),
+        changed=(),
+        error=why,
+        wall_seconds=0.0,
+        placement=Placement("", "", 0, now, now),
+        attempts=attempts,
+    )
+
+
 def _reason(result: Result) -> str:
     """The verdict on the best candidate; with none verified, the last candidate's and why the run stopped."""
     if result.best is not None and result.status == "improved":

@@ -15,7 +15,7 @@ from coderefine.refine.tasks import load_task
 from coderefine.settings import Settings
 from coderefine.source import read_source
 from coderefine.sweep.engines.base import Engine, EngineRun
-from coderefine.sweep.jobs import FunctionJob, FunctionOutcome
+from coderefine.sweep.jobs import WORKER_DIED, FunctionJob, FunctionOutcome
 from coderefine.sweep.merge import FilePlan, plan_file, plan_key
 from coderefine.sweep.ranking import ScanEntry, choose
 from coderefine.sweep.scan import ScanOptions, ScanResult, run_scan, validate
@@ -136,7 +136,8 @@ def run_sweep(
         # Counted first: a Ctrl-C while the save syncs (it can take a while on a busy disk, with the line
         # already there for all to read) must not leave out of the report what the state keeps.
         done[outcome.key] = outcome
-        state.save(outcome)
+        if outcome.stop_reason != WORKER_DIED:  # a job whose worker died is tried again by a rerun
+            state.save(outcome)
         on_done(outcome)
 
     run: EngineRun = engine.run([j for j in jobs if j.key not in done], root, finished, on_start)

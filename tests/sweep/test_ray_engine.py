@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from coderefine.commands.sweep import outcome_line
 from coderefine.settings import resolve_settings
 from coderefine.sweep.engines.ray_engine import RayEngine, pack_project, unpack_project
-from coderefine.sweep.jobs import FunctionJob
+from coderefine.sweep.jobs import WORKER_DIED, FunctionJob
 from coderefine.sweep.report import timing_overlaps
 from tests.sweep import interrupted
 
@@ -135,3 +136,72 @@ def test_ctrl_c_of_a_ray_sweep_cancels_the_running_task_which_cleans_up_and_repo
     assert seconds < 30, seconds
     assert interrupted.still_running(held) == []
     assert sorted(p.name for p in ray_cluster.tmp.iterdir()) == ["coderefine-timing-locks", "ray"]
+
+
+DYING_TEST = """
+import os
+from pathlib import Path
+
+from pkg.{module} import {function}
+
+DEATHS = Path({deaths!r})  # outside the project: how many times this test has killed its Ray worker
+
+
+def _kill_my_ray_worker(times):
+    count = int(DEATHS.read_text()) if DEATHS.exists() else 0
+    if count >= times:
+        return
+    pid = os.getppid()
+    while pid > 1:  # up from the sandbox runner (a plain subprocess) to the Ray worker running the task
+        if b"ray::" in Path(f"/proc/{{pid}}/cmdline").read_bytes():
+            DEATHS.write_text(str(count + 1))
+            os.kill(pid, 9)
+            return
+        pid = int(Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_{function}():
+    _kill_my_ray_worker({times})
+    for n in range(5):
+        assert {function}(list(range(n))) == {expected}
+"""
+
+
+# Last in this module: a killed worker leaves its scratch folder behind on the node, as a crash does.
+@pytest.mark.slow
+def test_a_task_whose_worker_dies_is_retried_once_and_one_that_dies_twice_fails_alone(
+    ray_cluster, make_project, tmp_path
+):
+    tests = {
+        # Module names no other test file contains: a function's tests are selected by name first.
+        "tests/test_doubling.py": ("doubling", "double", 1, "[2 * x for x in range(n)]"),  # its worker dies once
+        "tests/test_summing.py": ("summing", "total", 2, "sum(range(n))"),  # dies on the retry too
+    }
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/doubling.py": MODULES["pkg/a.py"],
+        "pkg/summing.py": MODULES["pkg/b.py"],
+    }
+    for path, (module, function, times, expected) in tests.items():
+        deaths = str(tmp_path / f"{function}.deaths")
+        files[path] = DYING_TEST.format(module=module, function=function, times=times, expected=expected, deaths=deaths)
+    root = make_project(files)
+    # A plain subprocess sandbox, so that a test can reach its Ray worker (bubblewrap hides it, rightly).
+    settings = resolve_settings({"provider": "scripted", "sandbox": "subprocess", "timing_pairs": 2}, tmp_path)
+    script = json.dumps({"generate": ["no code this time"]})
+    jobs = [
+        FunctionJob(f"pkg/{module}.py", function, "optimize", settings, script=script)
+        for module, function, _, _ in tests.values()
+    ]
+    done = []
+    run = RayEngine(ray_cluster.address).run(jobs, root, done.append, lambda job: None)
+    assert not run.interrupted and run.lost == ("pkg/summing.py::total",)
+    by_key = {o.key: o for o in done}
+    assert sorted(by_key) == ["pkg/doubling.py::double", "pkg/summing.py::total"]
+    assert (tmp_path / "double.deaths").read_text() == "1" and (tmp_path / "total.deaths").read_text() == "2"
+    retried, dead = by_key["pkg/doubling.py::double"], by_key["pkg/summing.py::total"]
+    # The other function still finishes: its retry, on a fresh worker, ran its whole refinement.
+    assert retried.status == "unchanged" and retried.error is None and retried.attempts == 2, retried.reason
+    assert dead.status == "failed" and dead.stop_reason == WORKER_DIED and dead.attempts == 2
+    assert dead.error.startswith("its Ray worker died on both attempts (WorkerCrashedError)")
+    assert "retried: its first worker died" in outcome_line(retried) and "retried" not in outcome_line(dead)

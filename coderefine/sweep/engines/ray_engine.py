@@ -32,8 +32,9 @@ from typing import Any
 from coderefine.errors import UsageError
 from coderefine.evaluation.workspace import IGNORED_DIRS
 from coderefine.sweep.engines.base import EngineRun, OnDone, OnStart
-from coderefine.sweep.jobs import FunctionJob, FunctionOutcome, refine_function
+from coderefine.sweep.jobs import FunctionJob, FunctionOutcome, lost_outcome, refine_function
 
+MAX_RETRIES = 1  # a task whose worker dies is tried once more
 RAY_MISSING = "--engine ray needs Ray: pip install 'coderefine[ray]'"
 
 
@@ -113,7 +114,18 @@ def run_on_node(job: FunctionJob, project: bytes) -> FunctionOutcome:
     with interruptible(), tempfile.TemporaryDirectory(prefix="coderefine-ray-") as scratch:
         root = Path(scratch) / "project"
         unpack_project(project, root)
-        return refine_function(replace(job, timing_lock=node_lock(node)), root, node=node)
+        outcome = refine_function(replace(job, timing_lock=node_lock(node)), root, node=node)
+    return replace(outcome, attempts=_attempt(ray) + 1)
+
+
+def _attempt(ray: Any) -> int:
+    """0 on the task's first attempt, 1 on its retry (its first worker died). Ray tells a task only through
+    its core worker (no public call); 0 where that is missing."""
+    core = getattr(ray._private.worker.global_worker, "core_worker", None)
+    try:
+        return int(core.get_current_task_attempt_number())
+    except (AttributeError, TypeError, ValueError):
+        return 0
 
 
 class RayEngine:
@@ -149,7 +161,7 @@ class RayEngine:
             nodes = [n for n in ray.nodes() if n.get("Alive")]
             cpus = sum(int(n.get("Resources", {}).get("CPU", 0)) for n in nodes)
             description = f"ray: {len(nodes)} node{'s' if len(nodes) != 1 else ''}, {cpus} CPUs"
-            task = ray.remote(num_cpus=1, max_retries=1)(run_on_node)
+            task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(run_on_node)
             project = ray.put(pack_project(root))
             pending: dict[Any, FunctionJob] = {}
             for job in jobs:
@@ -160,24 +172,25 @@ class RayEngine:
                 while pending:
                     ready, _ = ray.wait(list(pending), num_returns=1)
                     for ref in ready:
-                        self._collect(ray, ref, pending.pop(ref), on_done, lost)
+                        self._collect(ray, ref, pending.pop(ref), root, on_done, lost)
             except KeyboardInterrupt:
-                self._cancel(ray, pending, on_done, lost)
+                self._cancel(ray, pending, root, on_done, lost)
                 return EngineRun(True, tuple(lost), description)
             return EngineRun(False, tuple(lost), description)
         finally:
             ray.shutdown()
 
     @staticmethod
-    def _collect(ray: Any, ref: Any, job: FunctionJob, on_done: OnDone, lost: list[str]) -> None:
+    def _collect(ray: Any, ref: Any, job: FunctionJob, root: Path, on_done: OnDone, lost: list[str]) -> None:
         try:
             outcome = ray.get(ref)
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
             lost.append(job.key)  # its worker died twice: the retry did not save it
-            return
+            why = f"its Ray worker died on both attempts ({type(exc).__name__}); rerun the sweep to try again"
+            outcome = lost_outcome(job, root, MAX_RETRIES + 1, why)
         on_done(outcome)
 
-    def _cancel(self, ray: Any, pending: dict[Any, FunctionJob], on_done: OnDone, lost: list[str]) -> None:
+    def _cancel(self, ray: Any, pending: dict[Any, FunctionJob], root: Path, on_done: OnDone, lost: list[str]) -> None:
         """Ctrl-C: queued tasks never start; running ones get a KeyboardInterrupt, so their own cleanup
         stops their sandbox and removes their scratch folders; those still running after the grace period
         (or at a second Ctrl-C) are killed. A task that finished meanwhile is kept."""
@@ -192,7 +205,7 @@ class RayEngine:
                 ray.cancel(ref, force=True)
                 continue
             with contextlib.suppress(ray.exceptions.TaskCancelledError, ray.exceptions.RayTaskError):
-                self._collect(ray, ref, pending[ref], on_done, lost)
+                self._collect(ray, ref, pending[ref], root, on_done, lost)
 
 
 def model_env(settings: Any) -> dict[str, str]:
