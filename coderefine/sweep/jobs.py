@@ -8,6 +8,7 @@ verified file as the run returned it, never written by the job itself.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
@@ -162,6 +163,16 @@ def _reason(result: Result) -> str:
     return f"{last}stopped: {result.stop_reason}"
 
 
+def share_lock(lock: Path) -> None:
+    """Create the timing lock file readable by all, in a folder all may enter: the sandbox opens it
+    read-only, and Docker's jobs run as user ids that exist nowhere on the host (the folder's and file's
+    modes, not the umask, decide what they may open). Nothing else is in that folder."""
+    lock.touch(exist_ok=True)
+    for path, mode in ((lock.parent, 0o755), (lock, 0o644)):
+        with contextlib.suppress(PermissionError):  # another user's shared folder: already set by its owner
+            path.chmod(mode)
+
+
 def refine_function(job: FunctionJob, root: Path, node: str = "local") -> FunctionOutcome:
     """Refine `job.function` in the project at `root` (a copy of the user's: nothing here writes it)."""
     with tempfile.TemporaryDirectory(prefix="coderefine-job-") as scratch:
@@ -176,7 +187,7 @@ def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> Fun
     started = time.time()
     before = len(timing_lock.HOLDS)
     if job.timing_lock is not None:
-        Path(job.timing_lock).touch(exist_ok=True)  # the sandbox opens it read-only
+        share_lock(Path(job.timing_lock))
     path = root / job.file
     sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     options = RunOptions(

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from tests.sandboxes.test_docker import require_docker
 from tests.sweep import interrupted
 
 OPS = """
@@ -135,3 +136,26 @@ def test_ctrl_c_of_a_local_sweep_keeps_what_finished_leaves_nothing_behind_and_a
     assert not again["interrupted"] and again["summary"]["resumed"] == 1 and again["summary"]["finished"] == 2
     assert sorted(o["key"] for o in interrupted.outcomes(state)) == ["pkg/held.py::held", "pkg/quick.py::quick"]
     assert all(o["error"] is None for o in again["functions"]), again["functions"]
+
+
+@pytest.mark.slow
+def test_a_sweep_in_the_docker_sandbox_times_each_candidate_under_the_shared_lock_one_at_a_time(
+    make_project, cli, tmp_path
+):
+    require_docker()
+    root = make_project({"pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": TESTS})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"generate": [f"```python\n{FASTER}```"], "feedback": ["VERDICT: STOP"]}))
+    report = tmp_path / "r.json"
+    # The lock file sits in a private temporary folder of the sweep's; the container's job users are
+    # strangers to the host, so they open it only if its folder and file modes let them.
+    proc = cli("sweep", "pkg", "--top", "2", "--script", script, "--sandbox", "docker", "--timing-pairs", "2",
+               "--max-iterations", "1", "--workers", "2", "--report", report, cwd=root)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(report.read_text())
+    assert data["scan"]["sandbox"].startswith("docker")
+    for outcome in data["functions"]:
+        assert outcome["error"] is None and outcome["status"] != "failed", outcome["reason"]
+        # The baseline's calibration and the candidate's timing, each inside a container, under the lock.
+        assert len(outcome["placement"]["timing"]) >= 2, outcome
+    assert data["summary"]["timing_overlaps"] == []
