@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.commands.sweep import outcome_line
+from coderefine.commands.sweep import make_engine, outcome_line
 from coderefine.settings import resolve_settings
 from coderefine.sweep.engines.ray_engine import RayEngine, pack_project, unpack_project
 from coderefine.sweep.jobs import WORKER_DIED, FunctionJob
@@ -106,6 +106,53 @@ def test_each_function_is_a_ray_task_spread_over_the_nodes_and_timing_never_over
     assert len({o.placement.node for o in done}) == 2, "one CPU per node: the two tasks ran on both nodes"
     assert timing_overlaps([o.to_dict() for o in done]) == []
     assert (root / "pkg/a.py").read_text() == MODULES["pkg/a.py"]  # the user's tree is only read
+
+
+KEY = "sk-test-ray-0123456789abcdef"
+KEYLESS_TESTS = f"""
+import os
+
+from pkg.a import double
+
+
+def test_double():
+    # The sandbox, on a Ray worker that holds the model key, is given none of it.
+    assert "OPENAI_API_KEY" not in os.environ and not any("{KEY}" in v for v in os.environ.values())
+    for n in range(5):
+        assert double(list(range(n))) == [2 * x for x in range(n)]
+"""
+FAST_DOUBLE = "def double(xs):\n    return [2 * x for x in xs]\n"
+
+
+@pytest.mark.slow
+def test_the_model_key_reaches_the_ray_workers_that_call_the_model_and_no_sandbox(
+    ray_cluster, make_project, tmp_path, monkeypatch
+):
+    from tests.openai_server import OpenAIServer
+
+    server = OpenAIServer(api_key=KEY).start()
+    try:
+        root = make_project({"pkg/__init__.py": "", "pkg/a.py": MODULES["pkg/a.py"], "tests/test_a.py": KEYLESS_TESTS})
+        flags = {"provider": "openai", "base_url": server.url, "model": "test-model", "sandbox": "process",
+                 "timing_pairs": 2, "max_iterations": 1, "cache_dir": str(tmp_path / "cache"), "engine": "ray",
+                 "ray_address": ray_cluster.address}  # fmt: skip
+        settings = resolve_settings(flags, tmp_path)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the user's shell, where the sweep starts
+        engine = make_engine(settings)
+        monkeypatch.delenv("OPENAI_API_KEY")  # from here on, only the tasks' runtime environment has it
+        assert engine.env == {"OPENAI_API_KEY": KEY}
+        server.queue(f"```python\n{FAST_DOUBLE}```", "VERDICT: STOP")
+        done = []
+        run = engine.run([FunctionJob("pkg/a.py", "double", "optimize", settings)], root, done.append, lambda j: None)
+    finally:
+        server.stop()
+    [outcome] = done
+    assert not run.interrupted and outcome.error is None, outcome.reason  # the sandbox's check passed too
+    chats = server.chat_requests()
+    assert chats and all(r.headers["authorization"] == f"Bearer {KEY}" for r in chats)  # the worker had the key
+    # The model's candidate was judged: its tests (the key check with them) passed in the sandbox, and only
+    # its speed, on calls too fast to time, was not measured.
+    assert len(chats) == 1 and outcome.reason.startswith("speed not measured: too fast"), outcome.reason
 
 
 @pytest.mark.slow
