@@ -18,7 +18,7 @@ import pytest
 
 from coderefine.commands.sweep import make_engine, outcome_line
 from coderefine.settings import resolve_settings
-from coderefine.sweep.engines.ray_engine import RayEngine, pack_project, unpack_project
+from coderefine.sweep.engines.ray_engine import RayEngine, interruptible, pack_project, unpack_project
 from coderefine.sweep.jobs import WORKER_DIED, FunctionJob
 from coderefine.sweep.report import timing_overlaps
 from tests.sweep import interrupted
@@ -252,3 +252,24 @@ def test_a_task_whose_worker_dies_is_retried_once_and_one_that_dies_twice_fails_
     assert dead.status == "failed" and dead.stop_reason == WORKER_DIED and dead.attempts == 2
     assert dead.error.startswith("its Ray worker died on both attempts (WorkerCrashedError)")
     assert "retried: its first worker died" in outcome_line(retried) and "retried" not in outcome_line(dead)
+
+
+def test_a_cancelled_task_blocked_reading_a_pipe_is_interrupted_at_once():
+    """Ray's cancel simulates a SIGINT (`_thread.interrupt_main`), which a read blocked in the kernel does not
+    see; `interruptible` wakes the main thread so the KeyboardInterrupt is raised within a fraction of a
+    second, not when the read ends."""
+    import _thread
+    import select
+    import threading
+    import time
+
+    read_end, write_end = os.pipe()
+    try:
+        threading.Timer(0.2, _thread.interrupt_main).start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt), interruptible(interval=0.05):
+            select.select([read_end], [], [], 20)  # nothing is ever written
+        assert time.monotonic() - started < 5
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -8,7 +8,9 @@
   use its other CPUs. A lock file, not an actor: the kernel releases it when a worker dies, and nodes
   started with a plain `ray start` need no custom resource.
 - Results stream back as tasks finish (`ray.wait`); a task whose worker dies is retried once
-  (`max_retries=1`); Ctrl-C cancels the tasks not finished and returns what finished.
+  (`max_retries=1`, the outcome's `attempts` says so), and one that dies twice is a failed outcome of its
+  own; Ctrl-C cancels the tasks not finished (running ones get a KeyboardInterrupt and clean up, and are
+  killed only if still running after a grace period) and returns what finished.
 - The sandbox still isolates every candidate on every node. The model key (when a model provider is used)
   goes to the worker processes that call the model, as an environment variable of their runtime
   environment; the sandbox passes no secret on.
