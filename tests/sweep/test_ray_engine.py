@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -81,58 +82,27 @@ def test_the_project_travels_as_an_archive_without_what_a_workspace_leaves_out(m
     assert copied == {"pytest.ini", *MODULES}
 
 
-@pytest.mark.slow
-def test_each_function_is_a_ray_task_spread_over_the_nodes_and_timing_never_overlaps_on_one(
-    ray_cluster, make_project, tmp_path
-):
-    root = make_project(MODULES)
-    settings = resolve_settings({"provider": "scripted", "sandbox": "process", "timing_pairs": 2}, tmp_path)
-    # No candidate: each task's run is its baseline (tests, recording, replay, timing calibration).
-    script = json.dumps({"generate": ["no code this time"]})
-    jobs = [
-        FunctionJob("pkg/a.py", "double", "optimize", settings, script=script),
-        FunctionJob("pkg/b.py", "total", "optimize", settings, script=script),
-    ]
-    started, done = [], []
-    run = RayEngine(ray_cluster.address).run(jobs, root, done.append, started.append)
-    assert not run.interrupted and not run.lost and run.description == "ray: 2 nodes, 2 CPUs"
-    assert started == jobs
-    assert sorted(o.key for o in done) == ["pkg/a.py::double", "pkg/b.py::total"]
-    for outcome in done:
-        assert outcome.error is None, outcome.reason
-        assert outcome.status == "unchanged" and outcome.original_sha256
-        assert outcome.placement.timing, "the baseline's timing calibration held the node's timing lock"
-        assert Path(outcome.placement.host)  # the trace names where it ran
-    assert len({o.placement.node for o in done}) == 2, "one CPU per node: the two tasks ran on both nodes"
-    assert timing_overlaps([o.to_dict() for o in done]) == []
-    assert (root / "pkg/a.py").read_text() == MODULES["pkg/a.py"]  # the user's tree is only read
-
-
 KEY = "sk-test-ray-0123456789abcdef"
-KEYLESS_TESTS = f"""
-import os
-
-from pkg.a import double
+KEY_CHECK = f"""
 
 
-def test_double():
+def test_no_model_key_here():
     # The sandbox, on a Ray worker that holds the model key, is given none of it.
+    import os
+
     assert "OPENAI_API_KEY" not in os.environ and not any("{KEY}" in v for v in os.environ.values())
-    for n in range(5):
-        assert double(list(range(n))) == [2 * x for x in range(n)]
 """
-FAST_DOUBLE = "def double(xs):\n    return [2 * x for x in xs]\n"
 
 
 @pytest.mark.slow
-def test_the_model_key_reaches_the_ray_workers_that_call_the_model_and_no_sandbox(
+def test_each_function_is_a_ray_task_spread_over_the_nodes_timing_never_overlaps_and_only_workers_get_the_key(
     ray_cluster, make_project, tmp_path, monkeypatch
 ):
     from tests.openai_server import OpenAIServer
 
+    root = make_project({**MODULES, "tests/test_pkg.py": textwrap.dedent(MODULES["tests/test_pkg.py"]) + KEY_CHECK})
     server = OpenAIServer(api_key=KEY).start()
     try:
-        root = make_project({"pkg/__init__.py": "", "pkg/a.py": MODULES["pkg/a.py"], "tests/test_a.py": KEYLESS_TESTS})
         flags = {"provider": "openai", "base_url": server.url, "model": "test-model", "sandbox": "process",
                  "timing_pairs": 2, "max_iterations": 1, "cache_dir": str(tmp_path / "cache"), "engine": "ray",
                  "ray_address": ray_cluster.address}  # fmt: skip
@@ -141,18 +111,30 @@ def test_the_model_key_reaches_the_ray_workers_that_call_the_model_and_no_sandbo
         engine = make_engine(settings)
         monkeypatch.delenv("OPENAI_API_KEY")  # from here on, only the tasks' runtime environment has it
         assert engine.env == {"OPENAI_API_KEY": KEY}
-        server.queue(f"```python\n{FAST_DOUBLE}```", "VERDICT: STOP")
-        done = []
-        run = engine.run([FunctionJob("pkg/a.py", "double", "optimize", settings)], root, done.append, lambda j: None)
+        # No candidate: each task's run is its baseline (tests, recording, replay, timing calibration).
+        server.queue("No code this time.", "No code this time.")
+        jobs = [
+            FunctionJob("pkg/a.py", "double", "optimize", settings),
+            FunctionJob("pkg/b.py", "total", "optimize", settings),
+        ]
+        started, done = [], []
+        run = engine.run(jobs, root, done.append, started.append)
     finally:
         server.stop()
-    [outcome] = done
-    assert not run.interrupted and outcome.error is None, outcome.reason  # the sandbox's check passed too
+    assert not run.interrupted and not run.lost and run.description == "ray: 2 nodes, 2 CPUs"
+    assert started == jobs
+    assert sorted(o.key for o in done) == ["pkg/a.py::double", "pkg/b.py::total"]
+    for outcome in done:
+        assert outcome.error is None, outcome.reason  # the sandbox's key check passed, with the other tests
+        assert outcome.status == "unchanged" and outcome.original_sha256
+        assert outcome.placement.timing, "the baseline's timing calibration held the node's timing lock"
+        assert Path(outcome.placement.host)  # the trace names where it ran
+    assert len({o.placement.node for o in done}) == 2, "one CPU per node: the two tasks ran on both nodes"
+    assert timing_overlaps([o.to_dict() for o in done]) == []
+    assert (root / "pkg/a.py").read_text() == MODULES["pkg/a.py"]  # the user's tree is only read
+    # Each task's worker called the model with the key its runtime environment gave it.
     chats = server.chat_requests()
-    assert chats and all(r.headers["authorization"] == f"Bearer {KEY}" for r in chats)  # the worker had the key
-    # The model's candidate was judged: its tests (the key check with them) passed in the sandbox, and only
-    # its speed, on calls too fast to time, was not measured.
-    assert len(chats) == 1 and outcome.reason.startswith("speed not measured: too fast"), outcome.reason
+    assert len(chats) == 2 and all(r.headers["authorization"] == f"Bearer {KEY}" for r in chats)
 
 
 @pytest.mark.slow
