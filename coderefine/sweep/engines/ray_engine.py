@@ -105,7 +105,8 @@ def interruptible(interval: float = 0.25) -> Iterator[None]:
     finally:
         stop.set()
         ticker.join()
-        signal.signal(signal.SIGWINCH, previous)
+        # None: a handler set outside Python, which cannot be restored from here; the default ignores it.
+        signal.signal(signal.SIGWINCH, previous if previous is not None else signal.SIG_DFL)
 
 
 def run_on_node(job: FunctionJob, project: bytes) -> FunctionOutcome:
