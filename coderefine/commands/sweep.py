@@ -64,8 +64,9 @@ def outcome_line(outcome: FunctionOutcome) -> str:
     else:
         figure = outcome.reason
     node = outcome.placement.node
-    where = f" on {node[:12]}" if node != "local" else ""
-    return f"{outcome.status:<18} {outcome.key}: {figure} ({outcome.wall_seconds:.0f}s{where})"
+    where = f" on {node[:12]}" if node not in ("local", "") else ""
+    retried = "; retried: its first worker died" if outcome.attempts > 1 and outcome.error is None else ""
+    return f"{outcome.status:<18} {outcome.key}: {figure} ({outcome.wall_seconds:.0f}s{where}{retried})"
 
 
 def _write(path: Path | None, text: str) -> None:
@@ -127,14 +128,23 @@ def sweep_command(args: SweepArgs, console: Console) -> int:
         if not args.quiet:
             progress.console.print(outcome_line(outcome), highlight=False, markup=False, soft_wrap=True)
 
-    with progress:
-        result = run_sweep(options, engine, on_scan, on_start, on_done)
+    try:
+        with progress:
+            result = run_sweep(options, engine, on_scan, on_start, on_done)
+    except KeyboardInterrupt:  # before the engine started (the scan): nothing new to keep
+        console.print(
+            "interrupted before this run finished a function; rerun the same command to continue", highlight=False
+        )
+        return int(ExitCode.INTERRUPTED)
     data = sweep_dict(result)
     if result.interrupted:
+        left = len(result.chosen) - len(result.outcomes)
+        written = f"; written: {', '.join(result.written)}" if result.written else ""
         console.print(
             f"interrupted: {len(result.outcomes)} finished functions kept in {result.state}; rerun the same command "
-            f"to continue ({len(result.chosen) - len(result.outcomes)} left)",
+            f"to continue ({f'{left} left' if left else 'the merges left'}){written}",
             highlight=False,
+            markup=False,
             soft_wrap=True,
         )
         _write(args.report, json.dumps(data, indent=2, allow_nan=False) + "\n")

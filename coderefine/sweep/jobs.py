@@ -8,6 +8,7 @@ verified file as the run returned it, never written by the job itself.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
@@ -125,6 +126,34 @@ def outcome_from_result(
     )
 
 
+WORKER_DIED = "worker died"  # the stop reason of a job whose worker died on every attempt: not saved, rerun
+
+
+def lost_outcome(job: FunctionJob, root: Path, attempts: int, why: str) -> FunctionOutcome:
+    """A job with no result because the process running it died (each time it was tried): failed, for
+    this function only; the sweep does not save it, so a rerun tries again."""
+    path = root / job.file
+    now = time.time()
+    return FunctionOutcome(
+        key=job.key,
+        file=job.file,
+        function=job.function,
+        status="failed",
+        stop_reason=WORKER_DIED,
+        original_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "",
+        best_code=None,
+        speedup=None,
+        ci=None,
+        reason=why,
+        evidence=(),
+        changed=(),
+        error=why,
+        wall_seconds=0.0,
+        placement=Placement("", "", 0, now, now),
+        attempts=attempts,
+    )
+
+
 def _reason(result: Result) -> str:
     """The verdict on the best candidate; with none verified, the last candidate's and why the run stopped."""
     if result.best is not None and result.status == "improved":
@@ -132,6 +161,16 @@ def _reason(result: Result) -> str:
     judged = [it for it in result.iterations if it.verdict.reason]
     last = f"{judged[-1].verdict.reason}; " if judged else ""
     return f"{last}stopped: {result.stop_reason}"
+
+
+def share_lock(lock: Path) -> None:
+    """Create the timing lock file readable by all, in a folder all may enter: the sandbox opens it
+    read-only, and Docker's jobs run as user ids that exist nowhere on the host (the folder's and file's
+    modes, not the umask, decide what they may open). Nothing else is in that folder."""
+    lock.touch(exist_ok=True)
+    for path, mode in ((lock.parent, 0o755), (lock, 0o644)):
+        with contextlib.suppress(PermissionError):  # another user's shared folder: already set by its owner
+            path.chmod(mode)
 
 
 def refine_function(job: FunctionJob, root: Path, node: str = "local") -> FunctionOutcome:
@@ -148,7 +187,7 @@ def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> Fun
     started = time.time()
     before = len(timing_lock.HOLDS)
     if job.timing_lock is not None:
-        Path(job.timing_lock).touch(exist_ok=True)  # the sandbox opens it read-only
+        share_lock(Path(job.timing_lock))
     path = root / job.file
     sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     options = RunOptions(

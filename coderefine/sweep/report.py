@@ -66,6 +66,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
             "insufficient_tests": sum(o.status == "insufficient_tests" for o in result.outcomes),
             "failed": sum(o.status == "failed" for o in result.outcomes),
             "lost": list(result.lost),
+            "retried": [o.key for o in result.outcomes if o.attempts > 1],
             "written": list(result.written),
             "functions_per_node": dict(nodes),
             "timing_overlaps": [list(t) for t in timing_overlaps(outcomes)],

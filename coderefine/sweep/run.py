@@ -15,7 +15,7 @@ from coderefine.refine.tasks import load_task
 from coderefine.settings import Settings
 from coderefine.source import read_source
 from coderefine.sweep.engines.base import Engine, EngineRun
-from coderefine.sweep.jobs import FunctionJob, FunctionOutcome
+from coderefine.sweep.jobs import WORKER_DIED, FunctionJob, FunctionOutcome
 from coderefine.sweep.merge import FilePlan, plan_file, plan_key
 from coderefine.sweep.ranking import ScanEntry, choose
 from coderefine.sweep.scan import ScanOptions, ScanResult, run_scan, validate
@@ -133,8 +133,11 @@ def run_sweep(
     resumed = len(done)
 
     def finished(outcome: FunctionOutcome) -> None:
-        state.save(outcome)
+        # Counted first: a Ctrl-C while the save syncs (it can take a while on a busy disk, with the line
+        # already there for all to read) must not leave out of the report what the state keeps.
         done[outcome.key] = outcome
+        if outcome.stop_reason != WORKER_DIED:  # a job whose worker died is tried again by a rerun
+            state.save(outcome)
         on_done(outcome)
 
     run: EngineRun = engine.run([j for j in jobs if j.key not in done], root, finished, on_start)
@@ -151,9 +154,12 @@ def run_sweep(
         lost=run.lost,
     )
     if not run.interrupted:
-        result.files = plan_files(root, result.outcomes, options, tests, state)
-        if options.write:
-            result.written = write_files(root, result.files, result.outcomes)
+        try:
+            result.files = plan_files(root, result.outcomes, options, tests, state)
+            if options.write:
+                write_files(root, result.files, result.outcomes, result.written)
+        except KeyboardInterrupt:  # each merge verified and each file written so far is kept (and saved)
+            result.interrupted = True
     result.wall_seconds = time.perf_counter() - started
     return result
 
@@ -177,10 +183,10 @@ def plan_files(
     return plans
 
 
-def write_files(root: Path, plans: list[FilePlan], outcomes: list[FunctionOutcome]) -> list[str]:
-    """Every planned file, each atomically and only if unchanged since its functions were refined."""
+def write_files(root: Path, plans: list[FilePlan], outcomes: list[FunctionOutcome], written: list[str]) -> None:
+    """Every planned file, each atomically and only if unchanged since its functions were refined; each
+    one's name goes to `written` as soon as it is (a Ctrl-C between two files reports the first)."""
     sha = {o.file: o.original_sha256 for o in outcomes}
-    written = []
     for plan in plans:
         if plan.code is None:
             continue
@@ -189,4 +195,3 @@ def write_files(root: Path, plans: list[FilePlan], outcomes: list[FunctionOutcom
         data = plan.code.encode("utf-8")
         write_atomically(path, (b"\xef\xbb\xbf" + data) if has_bom else data, sha[plan.file])
         written.append(plan.file)
-    return written

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
+from coderefine.interrupts import redeliver_lost_interrupts
 from coderefine.sweep.engines.base import EngineRun, OnDone, OnStart
 from coderefine.sweep.jobs import FunctionJob, FunctionOutcome, refine_function
 
@@ -29,14 +30,24 @@ _interrupted = False
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    # Once: the terminal's Ctrl-C reaches the worker directly and the sweep forwards it too; a second
+    # KeyboardInterrupt would cut the first one's cleanup (sandbox, scratch folders) short.
     global _interrupted
-    if not _interrupted:  # once: a second KeyboardInterrupt would cut the first one's cleanup short
+    if not _interrupted:
         _interrupted = True
         raise KeyboardInterrupt
 
 
+def _forget_interrupt() -> None:
+    global _interrupted
+    _interrupted = False
+
+
 def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an idle worker just waits to be shut down
+    # A Ctrl-C that lands while the sandbox starts a process (preexec_fn) is dropped by Python: resend it,
+    # and forget the first, or the forwarded one is taken for a second and ignored, and the job runs on.
+    redeliver_lost_interrupts(before_resend=_forget_interrupt)
 
 
 def _run_in_worker(job: FunctionJob, root: str) -> FunctionOutcome | None:
