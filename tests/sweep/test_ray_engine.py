@@ -25,6 +25,8 @@ from coderefine.sweep.report import timing_overlaps
 from tests.sweep import interrupted
 
 REQUIRED = os.environ.get("CODEREFINE_REQUIRE_RAY") == "1"
+# All of this module on one xdist worker: the two-node cluster (a module fixture) starts once, not once per worker.
+pytestmark = pytest.mark.xdist_group("ray-cluster")
 
 MODULES = {
     "pkg/__init__.py": "",
