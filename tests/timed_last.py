@@ -8,6 +8,12 @@ are left, one worker is kept for them and every other worker is shut down; they 
 only when it is the last one alive, so they run one after another on an otherwise idle machine, in the
 same `pytest` command.
 
+Which tests are `timed`: those whose assertion is about a measurement's precision — a null edit never
+called faster, a speedup that agrees with an independent measurement, when a timing series stops, timing
+inputs of programs. A test that only needs some candidate accepted (to check a merge, a write, a report,
+a prompt) offers one 7x to 1000x faster, which clears the noise floor under load too (each was run beside
+two busy loops), and runs with the others: the serial phase is one idle core per second it lasts.
+
 Tests that share an expensive module or session fixture carry `xdist_group(name)` and run on one worker,
 so the fixture is built once. xdist's own `--dist loadgroup` reads the groups from suffixed test ids,
 which pytest 9 no longer lets it write; here each worker writes every test's group to a file (the folder

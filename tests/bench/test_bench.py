@@ -115,7 +115,7 @@ def bench(*args: str | Path, cwd: Path, expect: int = 0) -> subprocess.Completed
     return proc
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_scripted_suite_reports_each_task_and_leaves_the_suite_untouched(tmp_path):
     suite = tmp_path / "suite"
     optimize_task(suite, "t1_fast")
@@ -159,7 +159,7 @@ def test_scripted_suite_reports_each_task_and_leaves_the_suite_untouched(tmp_pat
     assert not re.search(r"<script[\s>]|src=|<link|url\(", page)  # self-contained: nothing to fetch or run
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_oracle_offers_the_reference_in_parallel_jobs(tmp_path):
     suite = tmp_path / "suite"
     optimize_task(suite, "a")

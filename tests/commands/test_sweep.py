@@ -58,8 +58,7 @@ def test_tiny():
 """
 
 
-@pytest.mark.slow
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_sweep_refines_in_parallel_merges_per_file_writes_and_resumes(make_project, cli, tmp_path):
     root = make_project({"pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": TESTS})
     script = tmp_path / "script.json"

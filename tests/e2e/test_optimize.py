@@ -132,7 +132,8 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     replayed = json.loads(replay_report.read_text())
-    assert [it["verdict"] for it in replayed["iterations"]] == ["rejected", "accepted", "rejected"]
+    verdicts = [(it["verdict"], it["reason"]) for it in replayed["iterations"]]
+    assert [verdict for verdict, _ in verdicts] == ["rejected", "accepted", "rejected"], verdicts
 
 
 @pytest.mark.timed
@@ -171,7 +172,7 @@ def test_behaviour_change_the_tests_miss_is_caught_by_replay(scripted, copy_task
     assert only["verdict"] == "rejected" and "behaviour changed" in only["reason"] and "mutation" in only["reason"]
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_write_applies_only_the_verified_candidate(scripted, copy_task):
     task = copy_task("optimize", "HumanEval_10")
     target = task / "solution.py"

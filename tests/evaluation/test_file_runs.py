@@ -47,8 +47,7 @@ def test_a_workload_of_a_few_nanoseconds_a_call_is_too_fast_to_time():
     assert reason is not None and reason.startswith("too fast to measure reliably: the recorded calls take 200 ns")
 
 
-@pytest.mark.slow
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_the_change_that_breaks_one_function_is_dropped_and_the_rest_verified_again(scripted, make_project):
     root = make_project({"mod.py": MODULE, "test_mod.py": TESTS})
     report = scripted("optimize", root / "mod.py", [CANDIDATE], ["VERDICT: STOP"], (), "--timing-pairs", "3")

@@ -156,7 +156,7 @@ def test_the_gate_rejects_every_mutant_the_recorded_calls_tell_apart(make_projec
 
 @pytest.mark.slow
 def test_the_gate_on_benchmark_tasks(copy_task, tmp_path):
-    for name in ("HumanEval_5", "HumanEval_52"):
+    for name in ("HumanEval_52",):  # one task: the module's own functions above give the operators their variety
         task = copy_task("optimize", name)
         function = json.loads((task / "task.json").read_text())["entry_point"]
         calls = [args for args, _ in pickle.loads((task / "cases.pkl").read_bytes())]

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import REPO
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_offline_optimize_improves_the_example(cli, tmp_path):
     example = tmp_path / "routes"
     shutil.copytree(REPO / "examples" / "routes", example)
@@ -28,7 +28,7 @@ def test_offline_optimize_improves_the_example(cli, tmp_path):
     assert (example / "routes.py").read_text() == (REPO / "examples" / "routes" / "routes.py").read_text()
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_offline_feedback_is_built_from_execution_facts(cli, tmp_path):
     example = tmp_path / "routes"
     shutil.copytree(REPO / "examples" / "routes", example)
@@ -47,7 +47,7 @@ def test_offline_feedback_is_built_from_execution_facts(cli, tmp_path):
     assert "functools" not in data["best"]["code"]
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)
 def test_offline_rule_that_changes_behaviour_is_rejected_and_rules_are_retried_one_by_one(cli, make_project, tmp_path):
     # sorted(x)[0] -> min(x) is only safe for non-empty input: on [] the exception type changes.
     root = make_project(
