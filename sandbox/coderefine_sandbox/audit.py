@@ -89,6 +89,7 @@ _FILE_CHANGES = frozenset(
 _IMPORT_SYSTEM = ("<frozen importlib._bootstrap", "<frozen zipimport")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 # The clocks the timing worker and pyperf read: a candidate that replaces one is tampering with the timer.
+_THREAD_ENTRY_POINTS = ("_start_new_thread", "_start_joinable_thread")
 CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "process_time_ns")
 
 
@@ -144,8 +145,10 @@ class Recorder:
         if not enabled:
             return
         sys.addaudithook(self._hook)
-        # Python 3.11 raises no audit event for a new thread: threading's own entry point is wrapped instead.
-        start = threading._start_new_thread  # type: ignore[attr-defined]
+        # Python 3.11 raises no audit event for a new thread: threading's own entry point is wrapped instead
+        # (`_start_new_thread` up to 3.12, `_start_joinable_thread` from 3.13).
+        entry = next(name for name in _THREAD_ENTRY_POINTS if hasattr(threading, name))
+        start = getattr(threading, entry)
 
         def noted_start(*args: object, **kwargs: object) -> object:
             if self.active:
@@ -156,7 +159,7 @@ class Recorder:
                     self.active = True
             return start(*args, **kwargs)
 
-        threading._start_new_thread = noted_start  # type: ignore[attr-defined]
+        setattr(threading, entry, noted_start)
 
     # ----------------------------------------------------------------- the hook
 

@@ -3,14 +3,17 @@ an audit hook cannot be removed once added, so none is ever added to the test pr
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from coderefine_sandbox.audit import gained
 from coderefine_sandbox.protocol import Capability, ReplayReport, from_json
 from coderefine_sandbox.workload import held_out_indices
@@ -87,7 +90,27 @@ print(json.dumps([[c.kind, c.key, c.call] for c in recorder.capabilities]))
 """
 
 
-def _powers(tmp_path: Path, *calls: str) -> list[list[str]]:
+def _other_pythons() -> list[str]:
+    """Interpreters of other minor versions found here (pyenv's, or on PATH), one per version: the audit
+    reaches into CPython internals that change between versions (3.13 renamed threading's entry point)."""
+    found: dict[str, str] = {}
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3")))
+    candidates += [path for minor in range(10, 15) if (path := shutil.which(f"python3.{minor}"))]
+    for path in candidates:
+        try:
+            version = subprocess.run(
+                [path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True, text=True, timeout=10,
+            ).stdout.strip()  # fmt: skip
+        except OSError:
+            continue
+        if version and version != here and tuple(map(int, version.split("."))) >= (3, 10):  # requires-python
+            found.setdefault(version, path)
+    return [found[version] for version in sorted(found, key=lambda v: tuple(map(int, v.split("."))))]
+
+
+def _powers(tmp_path: Path, *calls: str, python: str = sys.executable) -> list[list[str]]:
     (tmp_path / "mod.py").write_text(MODULE)
     (tmp_path / "helper.py").write_text("VALUE = 1\n")
     (tmp_path / "data.txt").write_text("data")
@@ -100,7 +123,7 @@ def _powers(tmp_path: Path, *calls: str) -> list[list[str]]:
         "TMPDIR": str(tmp_path / "tmp"),
     }
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, *calls], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        [python, "-c", SCRIPT, *calls], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -123,6 +146,14 @@ def test_each_power_is_recorded_with_the_call_it_happened_in(tmp_path):
     }
     assert ["file_read", "<workspace>/data.txt", "read_data"] in found  # paths compare across workspaces
     assert ["file_write", "~/x", "write_home"] in found  # ... and HOME folders
+
+
+OTHER_PYTHONS = _other_pythons() or [pytest.param(None, marks=pytest.mark.skip(reason="no other Python here"))]
+
+
+@pytest.mark.parametrize("python", OTHER_PYTHONS)
+def test_threads_and_the_network_are_seen_on_other_python_versions(tmp_path, python):
+    assert {kind for kind, _, _ in _powers(tmp_path, "thread", "network", python=python)} == {"thread", "network"}
 
 
 def test_the_standard_library_and_the_project_and_the_temporary_area_are_not_new_powers(tmp_path):
