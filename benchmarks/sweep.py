@@ -3,11 +3,14 @@ sequentially, with `--engine local` and with `--engine ray` on a two-node local 
 
     .venv/bin/python benchmarks/sweep.py [--modules 50] [--top 6] [--engines sequential,local,ray]
                                          [--timing-pairs 3] [--json FILE] [--keep DIR]
+                                         [--project DIR --paths PKG]
 
 The project is built from ../shared/bench/optimize: each task's solution.py becomes a module of one package
 (`sweepbench/he_<n>.py`), each test file a test of one test tree (`tests/test_he_<n>.py`, importing the
 module from the package, its cases under tests/data/). The cheapest tasks by the suite's own timing are
-taken first, plus the ones with the most headroom, up to --modules modules.
+taken first, plus the ones with the most headroom, up to --modules modules. `--project DIR --paths PKG`
+sweeps a copy of a real project instead (e.g. an sdist unpacked by benchmarks/real_projects.py, its test
+dependencies installed), PKG being what scan and sweep get as PATHS.
 
 Figures: the scan's wall time, functions found, judgeable, and the top of the ranking; per engine: the
 sweep's wall time, functions improved, each function's verdict (status and the verified code's hash), and
@@ -90,7 +93,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
 
 def sweep(root: Path, engine: str, args: argparse.Namespace, scan_report: Path, extra: list[str]) -> dict[str, Any]:
     report = root.parent / f"sweep-{engine}.json"
-    options = ["sweep", "sweepbench", "--top", str(args.top), "--provider", "offline", "--fresh"]
+    options = ["sweep", args.paths, "--top", str(args.top), "--provider", "offline", "--fresh"]
     options += ["--timing-pairs", str(args.timing_pairs), "--sandbox", args.sandbox, "--report", str(report)]
     options += ["--state", str(root.parent / f"state-{engine}.jsonl"), "--from-scan", str(scan_report)]
     options += ["--max-iterations", str(args.max_iterations), *extra]
@@ -132,10 +135,16 @@ def main() -> None:
     parser.add_argument("--sandbox", default="process")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="build the project here and keep it")
+    parser.add_argument("--project", type=Path, help="sweep a copy of this project instead of building one")
+    parser.add_argument("--paths", default="sweepbench", help="what scan and sweep look under (with --project)")
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="coderefine-sweep-bench-"))
     root = base / "project"
-    if not root.exists():  # --keep DIR of an earlier run: the same project (and its scan) again
+    if root.exists():  # --keep DIR of an earlier run: the same project (and its scan) again
+        pass
+    elif args.project:
+        shutil.copytree(args.project, root, ignore=shutil.ignore_patterns(".git", "__pycache__", ".tox"))
+    else:
         build_project(choose_tasks(args.modules), root)
     results: dict[str, Any] = {"modules": args.modules, "top": args.top, "load_start": load()}
     started = time.perf_counter()
@@ -143,7 +152,7 @@ def main() -> None:
     results["plain_tests_seconds"] = round(time.perf_counter() - started, 1)  # the suite alone, for scale
     scan_report = base / "scan.json"
     if not scan_report.exists():
-        coderefine("scan", "sweepbench", "--sandbox", args.sandbox, "--report", str(scan_report), cwd=root)
+        coderefine("scan", args.paths, "--sandbox", args.sandbox, "--report", str(scan_report), cwd=root)
     scan = json.loads(scan_report.read_text())
     wall = scan["wall_seconds"]
     results["scan"] = {
