@@ -14,25 +14,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import resource
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from coderefine.bench.results import TaskRecord, record_from_result
 from coderefine.bench.suite import REFERENCE, BenchTask
 from coderefine.errors import BenchStateError, CoderefineError, ExitCode
 from coderefine.fences import fenced
-from coderefine.interrupts import redeliver_lost_interrupts
+from coderefine.pool import run_in_workers
 from coderefine.records import INSUFFICIENT_TESTS
 from coderefine.refine.run import RunOptions, execute, unstarted
 from coderefine.refine.tasks import load_task
@@ -137,43 +133,6 @@ def run_task(job: TaskJob) -> TaskRecord:
         cpu_seconds=_cpu_seconds() - cpu_before + sandbox_cpu,
         error=error,
     )
-
-
-# ----------------------------------------------------------------------------- worker processes
-
-_interrupted = False
-
-
-def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    # Once: the terminal's Ctrl-C reaches the worker directly and the bench forwards it too; a second
-    # KeyboardInterrupt would cut the first one's cleanup (sandbox, scratch folders) short.
-    global _interrupted
-    if not _interrupted:
-        _interrupted = True
-        raise KeyboardInterrupt
-
-
-def _forget_interrupt() -> None:
-    global _interrupted
-    _interrupted = False
-
-
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an idle worker just waits to be shut down
-    redeliver_lost_interrupts(before_resend=_forget_interrupt)
-
-
-def _run_in_worker(job: TaskJob) -> TaskRecord | None:
-    """None when interrupted: the task is not finished and is not saved."""
-    global _interrupted
-    _interrupted = False
-    signal.signal(signal.SIGINT, _on_sigint)
-    try:
-        return run_task(job)
-    except KeyboardInterrupt:
-        return None
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 # ----------------------------------------------------------------------------- state (resume)
@@ -336,25 +295,5 @@ def run_bench(
 
 
 def _run_parallel(jobs: list[TaskJob], workers: int, finish: Callable[[TaskRecord], None]) -> bool:
-    """True when interrupted. Workers are spawned (not forked: the bench's progress display runs a thread)."""
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
-    interrupted = False
-    try:
-        pending: set[Future[TaskRecord | None]] = {pool.submit(_run_in_worker, job) for job in jobs}
-        while pending:
-            ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in ready:
-                record = future.result()
-                if record is None:  # a worker was interrupted (Ctrl-C reached its process group)
-                    raise KeyboardInterrupt
-                finish(record)
-    except KeyboardInterrupt:
-        interrupted = True
-        # Running tasks stop through their own cleanup (sandbox, scratch folders); queued ones never start.
-        # The executor keeps its worker processes in a private mapping: there is no public way to signal them.
-        for process in list(getattr(pool, "_processes", {}).values()):
-            if process.is_alive() and process.pid is not None:
-                os.kill(process.pid, signal.SIGINT)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    return interrupted
+    """True when interrupted."""
+    return run_in_workers(run_task, ((job,) for job in jobs), workers, finish)
