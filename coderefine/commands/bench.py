@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from coderefine.bench.html import render_html
 from coderefine.bench.report import BenchInfo, bench_dict, bench_table, record_line, render_bench_json, summary_lines
@@ -22,6 +21,7 @@ from coderefine.bench.suite import load_suite
 from coderefine.errors import BadScript, BadSuite, ExitCode, UsageError, WriteConflict
 from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.refine.tasks import available_tasks, load_task
+from coderefine.reports.console import task_progress
 from coderefine.sandboxes.base import looks_secret
 from coderefine.settings import Settings, resolve_settings
 from coderefine.writeback import write_text_atomically
@@ -116,16 +116,7 @@ def run_bench_command(args: BenchArgs, console: Console) -> int:
         pass_env=args.pass_env,
     )
 
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=quiet,
-    )
+    progress = task_progress(console, quiet=quiet)
     title = f"bench {task} ({provider}, {jobs} job{'s' if jobs != 1 else ''})"
     bar = progress.add_task(title, total=len(tasks))
 

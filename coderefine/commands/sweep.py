@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from coderefine.commands.scan import scan_table, summary
 from coderefine.errors import ExitCode, UsageError, WriteConflict
+from coderefine.reports.console import task_progress
 from coderefine.sandboxes.base import looks_secret
 from coderefine.settings import Settings, resolve_settings
 from coderefine.sweep.engines.base import Engine
@@ -100,16 +100,7 @@ def sweep_command(args: SweepArgs, console: Console) -> int:
         script=args.script,
         from_scan=args.from_scan,
     )
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=args.quiet,
-    )
+    progress = task_progress(console, quiet=args.quiet)
     bar = progress.add_task("sweep: scanning", total=None)
     running: set[str] = set()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.status import Status
 from rich.syntax import Syntax
 from rich.table import Table
@@ -227,4 +228,19 @@ def summary_line(result: Result) -> str:
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "
         f"({result.stop_reason}; {calls}); {action}"
+    )
+
+
+def task_progress(console: Console, quiet: bool) -> Progress:
+    """The progress bar of a command that runs many jobs (bench, sweep): spinner, title, bar, done/total,
+    elapsed; gone once finished."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet,
     )
