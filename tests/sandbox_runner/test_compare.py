@@ -370,6 +370,22 @@ def test_cyclic_lists_and_dicts():
     assert deep_equal(mapping_a, mapping_b)
 
 
+def test_cycles_through_tuples_and_empty_containers():
+    # Tuples and empty containers skip the cycle memo: a cycle through a tuple is still caught at its list.
+    def ring(tail: object) -> tuple:
+        inner: list = [tail, [], {}]
+        outer = (inner, ())
+        inner.append(outer)
+        return outer
+
+    assert deep_equal(ring(1), ring(1))
+    assert not deep_equal(ring(1), ring(2))
+    assert deep_equal(((), [], {}), ((), [], {}))
+    assert not deep_equal(((), [], {}), ((), [0], {}))
+    assert not deep_equal(((), [], {}), ((), [], {"k": 1}))
+    assert not deep_equal([], ())
+
+
 def test_cyclic_object_graphs(two_loads):
     first, second = two_loads
     parent_a = first.Plain("root")
