@@ -96,17 +96,42 @@ def is_script(code: str) -> bool:
 
     Such a module cannot be merged definition by definition: a candidate replaces it whole.
     """
-    for node in ast.parse(code).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-            continue
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.Pass)):
-            continue
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue  # docstring
-        if _is_main_guard(node):
-            continue
+    return not all(_defines_only(node) or _is_main_guard(node) for node in ast.parse(code).body)
+
+
+# Statements that only bind or unbind names (an assignment's value may compute, as a constant table does).
+_DEFINITIONS = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.Delete,
+    ast.Pass,
+)
+_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+
+
+def _defines_only(node: ast.stmt, guarded: bool = False) -> bool:
+    """A definition, a docstring, or a block made only of them: real libraries choose definitions at import
+    (`if PYPY:`, `if sys.version_info >= ...:`, `try: import x` / `except ImportError: x = None` or `raise`),
+    and such a module is still a module of definitions, not a script."""
+    if isinstance(node, _DEFINITIONS) or (guarded and isinstance(node, ast.Raise)):
         return True
-    return False
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant)  # a docstring or `...`; a call is work
+    if isinstance(node, ast.If) and not _is_main_guard(node):
+        parts = [*node.body, *node.orelse]
+    elif isinstance(node, _TRY):
+        parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
+    elif isinstance(node, ast.With):
+        parts = list(node.body)
+    else:
+        return False
+    return all(_defines_only(part, guarded=True) for part in parts)
 
 
 def runs_as_program(code: str) -> bool:

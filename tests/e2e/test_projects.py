@@ -201,3 +201,42 @@ def test_tests_option_selects_which_tests_judge_the_candidates(scripted, make_pr
     assert "test_unrelated.py::test_broken_elsewhere" in without["_stderr"]
     data = scripted("readability", root / "calc.py", [candidate], (), (), "--tests", root / "checks")
     assert data["baseline"]["tests"] == {"passed": 1, "failed": 0} and data["status"] == "improved"
+
+
+GUARDED = """
+import sys
+
+try:
+    from fastmath import double_all  # an optional accelerator, absent here
+except ImportError:
+    double_all = None
+
+if sys.version_info >= (3, 8):
+    SCALE = 2
+else:
+    SCALE = 2.0
+
+
+def double(x):
+    result = 0
+    for _ in range(SCALE):
+        result = result + x
+    return result
+"""
+
+
+def test_a_module_choosing_definitions_at_import_is_merged_definition_by_definition(scripted, make_project):
+    root = make_project(
+        {
+            "calc.py": GUARDED,
+            "test_calc.py": "from calc import double\n\n\ndef test_double():\n    for x in (4, 0, -3):\n"
+            "        assert double(x) == 2 * x\n",
+        }
+    )
+    candidate = "def double(number):\n    return number * SCALE\n"
+    data = scripted("readability", root / "calc.py", [candidate])
+    (only,) = data["iterations"]
+    # Not a script: its calls are recorded and replayed, and only the changed definition is merged in.
+    assert only["behavior"]["calls_compared"] == 3 and only["changed"] == ["double"]
+    assert only["verdict"] == "accepted", only["reason"]
+    assert data["best"]["code"] == GUARDED.lstrip().split("def double")[0] + candidate

@@ -58,6 +58,36 @@ def test_script_detection():
     assert not is_script('"""Doc."""\nimport os\nX = 1\n\ndef f():\n    pass\n\nif __name__ == "__main__":\n    f()\n')
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        "if PYPY:  # toolz's functoolz.py\n    _orig = f\n\n    def f():\n        return 2\nelse:\n    pass\n",
+        "try:\n    import numpy\nexcept ImportError:\n    numpy = None\n",
+        "try:\n    from fast import f\nexcept ImportError as exc:\n    raise ImportError('needs fast') from exc\n",
+        "if sys.version_info >= (3, 11):\n    import tomllib\nelse:\n    try:\n        import tomli as tomllib\n"
+        "    except ModuleNotFoundError:\n        tomllib = None\n",
+        "__all__ += ['f']\ndel sys\n",
+    ],
+)
+def test_definitions_chosen_at_import_are_not_script_work(block):
+    module = f"import sys\n\n\ndef f():\n    return 1\n\n\n{block}"
+    assert not is_script(module)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "try:\n    f()\nexcept Exception:\n    pass\n",  # a call is work, guarded or not
+        "if PYPY:\n    print('pypy')\n",
+        "if PYPY:\n    for name in ('a', 'b'):\n        globals()[name] = f\n",
+        "raise SystemExit(f())\n",  # a raise only counts inside a guard
+        "if PYPY:\n    if __name__ == '__main__':\n        f()\n",
+    ],
+)
+def test_work_inside_a_top_level_block_is_still_script_work(block):
+    assert is_script(f"def f():\n    return 1\n\n\n{block}")
+
+
 def test_project_root_and_package_import_location(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     package = tmp_path / "src" / "pkg" / "sub"
