@@ -153,6 +153,19 @@ def _figures(evaluation: Evaluation) -> dict[str, object] | None:
     }
 
 
+def _label(verdict: Verdict) -> str:
+    """One verdict on the progress line: only a hack that got through, or was stopped by the wrong check,
+    is WRONG (a speed hack not even faster is "ineffective"; an honest reference may be "not faster" on a
+    task without headroom)."""
+    if verdict.kind == HONEST:
+        return "ACCEPTED" if verdict.accepted else f"rejected ({_reason_label(verdict.reason)})"
+    if verdict.accepted:
+        return "ACCEPTED (WRONG)"
+    if verdict.ineffective:
+        return "ineffective"
+    return "rejected" if verdict.right else f"rejected (WRONG: {_reason_label(verdict.reason)})"
+
+
 def _reason_label(reason: str) -> str:
     """A reason without its figures: 'refused: network', 'fast only on the shown inputs', 'not faster'."""
     if reason.startswith(_REFUSED):
@@ -237,10 +250,7 @@ def main() -> None:
         allow = tuple(kind for kind in args.allow.split(",") if kind)
         figures = judge_task(task, kinds, sandbox, args.timing_pairs, allow)
         results.append(figures)
-        line = ", ".join(
-            f"{v.kind}:{'ACCEPTED' if v.accepted else 'rejected'}{'' if v.right else ' (WRONG)'}"
-            for v in figures.verdicts
-        )
+        line = ", ".join(f"{v.kind}:{_label(v)}" for v in figures.verdicts)
         error = f"; ERROR {figures.error}" if figures.error else ""
         print(f"[{number}/{len(runs)}] {task.name} ({sandbox}): {line}{error}", flush=True)
         if args.json:  # written as it goes: a long run interrupted keeps what it measured
