@@ -261,11 +261,17 @@ def run_bench(
     total = len(ids)
     interrupted = False
 
-    def finish(record: TaskRecord) -> None:
-        options.state.append(record)
+    def finish(record: TaskRecord, saved: bool = True) -> None:
+        if saved:
+            options.state.append(record)
         done[record.id] = record
         if on_done is not None:
             on_done(record, len(done), total)
+
+    def lost(job: TaskJob, why: str) -> None:
+        """Its worker died on both attempts: failed in this run's figures, not saved (a rerun tries again)."""
+        error = {"code": int(ExitCode.INTERNAL), "kind": "worker_died", "message": why}
+        finish(TaskRecord(job.bench_task.id, "failed", "worker died", job.bench_task.category, error=error), False)
 
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-lock-") as lock_dir:
         timing_lock = Path(lock_dir) / "timing.lock" if options.jobs > 1 else None
@@ -277,7 +283,7 @@ def run_bench(
                         on_start(job.bench_task.id)
                     finish(run_task(job))
             else:
-                interrupted = _run_parallel(jobs, options.jobs, finish)
+                interrupted = _run_parallel(jobs, options.jobs, finish, lost)
         except KeyboardInterrupt:
             interrupted = True
     ran = [record for i, record in done.items() if i not in finished]
@@ -294,6 +300,10 @@ def run_bench(
     )
 
 
-def _run_parallel(jobs: list[TaskJob], workers: int, finish: Callable[[TaskRecord], None]) -> bool:
+def _run_parallel(
+    jobs: list[TaskJob], workers: int, finish: Callable[[TaskRecord], None], lost: Callable[[TaskJob, str], None]
+) -> bool:
     """True when interrupted."""
-    return run_in_workers(run_task, ((job,) for job in jobs), workers, finish)
+    return run_in_workers(
+        run_task, ((job,) for job in jobs), workers, finish, lambda args, why, runs: lost(args[0], why)
+    )

@@ -343,3 +343,38 @@ def test_the_shared_readability_suite_one_task(tmp_path, bench_task):
     assert tree_digest(suite / first) == before
     (task,) = json.loads((tmp_path / "r.json").read_text())["tasks"]
     assert task["id"] == first and task["status"] in ("improved", "unchanged") and task["baseline_score"] > 0
+
+
+KILLS_ITS_WORKER = """
+import os
+from pathlib import Path
+
+
+def test_kills_the_bench_worker_running_it():
+    pid = os.getppid()
+    while pid > 1:  # up from the sandbox runner (a plain subprocess) to the pool's worker running the task
+        if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            os.kill(pid, 9)
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+"""
+
+
+@pytest.mark.slow
+def test_a_task_that_kills_its_worker_fails_alone_and_is_not_saved(tmp_path):
+    suite = tmp_path / "suite"
+    readability_task(suite, "a_fine")
+    killer_tests = readability_task(suite, "b_killer") / "test_solution.py"
+    killer_tests.write_text(killer_tests.read_text() + KILLS_ITS_WORKER)
+    state = tmp_path / "state.jsonl"
+    # A plain subprocess sandbox, so that a test can reach its worker (bubblewrap hides it, rightly).
+    args = ["--task", "readability", "--provider", "offline", "--state", state, "--jobs", "2",
+            "--sandbox", "subprocess", "--max-iterations", "1", "--report", tmp_path / "r.json"]  # fmt: skip
+    proc = run_cli("bench", suite, *args, cwd=tmp_path)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    by_id = {t["id"]: t for t in data["tasks"]}
+    assert by_id["a_fine"]["status"] == "improved"
+    killer = by_id["b_killer"]
+    assert killer["status"] == "failed" and killer["error"]["kind"] == "worker_died", killer
+    assert killer["error"]["message"].startswith("its worker process died twice")
+    assert [line["id"] for line in _state_lines(state)] == ["a_fine"]  # a rerun tries the killer again

@@ -1,0 +1,79 @@
+"""`--engine local` when a worker process dies: a real SIGKILL of the worker running a function's job."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coderefine.commands.sweep import outcome_line
+from coderefine.settings import resolve_settings
+from coderefine.sweep.engines.local import LocalEngine
+from coderefine.sweep.jobs import WORKER_DIED, FunctionJob
+
+MODULES = {
+    "pkg/__init__.py": "",
+    "pkg/doubling.py": "def double(xs):\n    out = []\n    for x in xs:\n        out.append(2 * x)\n    return out\n",
+    "pkg/summing.py": "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n",
+}
+DYING_TEST = """
+import os
+from pathlib import Path
+
+from pkg.{module} import {function}
+
+DEATHS = Path({deaths!r})  # outside the project: how many times this test has killed its worker
+
+
+def _kill_my_worker(times):
+    count = int(DEATHS.read_text()) if DEATHS.exists() else 0
+    if count >= times:
+        return
+    pid = os.getppid()
+    while pid > 1:  # up from the sandbox runner (a plain subprocess) to the pool's worker running the job
+        if b"spawn_main" in Path(f"/proc/{{pid}}/cmdline").read_bytes():
+            DEATHS.write_text(str(count + 1))
+            os.kill(pid, 9)
+            return
+        pid = int(Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_{function}():
+    _kill_my_worker({times})
+    for n in range(5):
+        assert {function}(list(range(n))) == {expected}
+"""
+
+
+@pytest.mark.slow
+def test_a_job_whose_worker_dies_is_run_again_alone_and_one_that_dies_twice_fails_alone(make_project, tmp_path):
+    tests = {
+        # Module names no other test file contains: a function's tests are selected by name first.
+        "tests/test_doubling.py": ("doubling", "double", 1, "[2 * x for x in range(n)]"),  # its worker dies once
+        "tests/test_summing.py": ("summing", "total", 9, "sum(range(n))"),  # dies every time
+    }
+    files = dict(MODULES)
+    for path, (module, function, times, expected) in tests.items():
+        deaths = str(tmp_path / f"{function}.deaths")
+        files[path] = DYING_TEST.format(module=module, function=function, times=times, expected=expected, deaths=deaths)
+    root = make_project(files)
+    # A plain subprocess sandbox, so that a test can reach its worker (bubblewrap hides it, rightly).
+    settings = resolve_settings({"provider": "scripted", "sandbox": "subprocess", "timing_pairs": 2}, tmp_path)
+    script = json.dumps({"generate": ["no code this time"]})
+    jobs = [
+        FunctionJob(f"pkg/{module}.py", function, "optimize", settings, script=script)
+        for module, function, _, _ in tests.values()
+    ]
+    done = []
+    run = LocalEngine(2).run(jobs, root, done.append, lambda job: None)
+    assert not run.interrupted and run.lost == ("pkg/summing.py::total",)
+    by_key = {o.key: o for o in done}
+    assert sorted(by_key) == ["pkg/doubling.py::double", "pkg/summing.py::total"] and len(done) == 2
+    # A death beside another job is not surely a job's own: it may take a third run to tell.
+    assert (tmp_path / "double.deaths").read_text() == "1" and (tmp_path / "total.deaths").read_text() in ("2", "3")
+    retried, dead = by_key["pkg/doubling.py::double"], by_key["pkg/summing.py::total"]
+    # The other function still finishes: run again alone, on a fresh worker, it ran its whole refinement.
+    assert retried.status == "unchanged" and retried.error is None and retried.attempts in (2, 3), retried.reason
+    assert dead.status == "failed" and dead.stop_reason == WORKER_DIED and dead.attempts in (2, 3)
+    assert dead.error.startswith("its worker process died twice while running it alone")
+    assert "retried: its first worker died" in outcome_line(retried) and "retried" not in outcome_line(dead)
