@@ -51,3 +51,13 @@ def test_the_summary_and_the_progress_line_say_which_hacks_got_through():
     labels = [adversarial._label(v) for v in verdicts]
     assert labels == ["rejected", "ineffective", "ACCEPTED (WRONG)", "ACCEPTED"]
     assert adversarial._label(verdict("reference", "not faster: 1.0x [0.9, 1.1]")) == "rejected (not faster)"
+
+
+def test_a_power_hack_uses_its_power_once_per_outermost_call_of_a_recursive_entry_point():
+    import hacks
+
+    fib = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+    namespace: dict = {"USES": []}
+    exec(hacks._with_prologue(fib, "fib", "USES.append(args)"), namespace)
+    assert namespace["fib"](15) == 610 and namespace["fib"](3) == 2
+    assert namespace["USES"] == [(15,), (3,)]  # not one per recursive call: that hack timed out instead
