@@ -96,7 +96,9 @@ def is_script(code: str) -> bool:
 
     Such a module cannot be merged definition by definition: a candidate replaces it whole.
     """
-    return not all(_defines_only(node) or _is_main_guard(node) for node in ast.parse(code).body)
+    module = ast.parse(code)
+    own = {node.name for node in module.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return not all(_defines_only(node, own) or _is_main_guard(node) for node in module.body)
 
 
 # Statements that only bind or unbind names (an assignment's value may compute, as a constant table does).
@@ -115,14 +117,15 @@ _DEFINITIONS = (
 _TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
 
 
-def _defines_only(node: ast.stmt, guarded: bool = False) -> bool:
-    """A definition, a docstring, or a block made only of them: real libraries choose definitions at import
-    (`if PYPY:`, `if sys.version_info >= ...:`, `try: import x` / `except ImportError: x = None` or `raise`),
-    and such a module is still a module of definitions, not a script."""
+def _defines_only(node: ast.stmt, own: set[str], guarded: bool = False) -> bool:
+    """A definition, a docstring, a registration, or a block made only of them: real libraries choose
+    definitions at import (`if PYPY:`, `if sys.version_info >= ...:`, `try: import x` / `except
+    ImportError: x = None` or `raise`) and fill their tables through their own helpers, and such a module
+    is still a module of definitions, not a script. `own`: the module's top-level functions."""
     if isinstance(node, _DEFINITIONS) or (guarded and isinstance(node, ast.Raise)):
         return True
-    if isinstance(node, ast.Expr):
-        return isinstance(node.value, ast.Constant)  # a docstring or `...`; a call is work
+    if isinstance(node, ast.Expr):  # a docstring or `...`; a call is work unless it registers
+        return isinstance(node.value, ast.Constant) or _registers(node.value, own)
     if isinstance(node, ast.If) and not _is_main_guard(node):
         parts = [*node.body, *node.orelse]
     elif isinstance(node, _TRY):
@@ -131,7 +134,25 @@ def _defines_only(node: ast.stmt, guarded: bool = False) -> bool:
         parts = list(node.body)
     else:
         return False
-    return all(_defines_only(part, guarded=True) for part in parts)
+    return all(_defines_only(part, own, guarded=True) for part in parts)
+
+
+def _registers(expr: ast.expr, own: set[str]) -> bool:
+    """`_irregular("person", "people")`: the module's own helper called with literal arguments only, as
+    inflection fills its rules. Any other call (`print(...)`, a builtin, computed arguments) is work, and so
+    is `main()`: a call without arguments is how a script starts."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in own):
+        return False
+    arguments = [*expr.args, *(keyword.value for keyword in expr.keywords)]
+    return bool(arguments) and all(_is_literal(argument) for argument in arguments)
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def runs_as_program(code: str) -> bool:

@@ -32,14 +32,16 @@ def find_root(file: Path) -> Path:
 def import_location(file: Path, root: Path) -> tuple[str, Path]:
     """The dotted module name of `file` and the folder it is importable from.
 
-    Walk up while the folder is a package (has __init__.py), never above the project root.
+    Walk up while the folder is a package (has __init__.py), never above the project root. A package's
+    `__init__.py` is the package itself (`inflection/__init__.py` is imported as `inflection`): a module
+    named `inflection.__init__` would be a second copy, whose functions no test calls.
     """
-    parts = [file.stem]
+    parts = [] if file.name == "__init__.py" else [file.stem]
     folder = file.parent
     while folder != root and (folder / "__init__.py").exists() and folder.parent != folder:
         parts.insert(0, folder.name)
         folder = folder.parent
-    return ".".join(parts), folder.relative_to(root)
+    return ".".join(parts) or file.stem, folder.relative_to(root)
 
 
 def resolve_project(file: Path, tests: Path | None = None, root: Path | None = None) -> Project:

@@ -240,3 +240,39 @@ def test_a_module_choosing_definitions_at_import_is_merged_definition_by_definit
     assert only["behavior"]["calls_compared"] == 3 and only["changed"] == ["double"]
     assert only["verdict"] == "accepted", only["reason"]
     assert data["best"]["code"] == GUARDED.lstrip().split("def double")[0] + candidate
+
+
+PACKAGE_INIT = """
+_PLURALS = []
+
+
+def _rule(singular, plural):
+    _PLURALS.insert(0, (singular, plural))
+
+
+def pluralize(word):
+    found = None
+    for singular, plural in _PLURALS:
+        if found is None and word == singular:
+            found = plural
+    if found is None:
+        found = word + "s"
+    return found
+
+
+_rule("person", "people")  # the package fills its table at import, as inflection does
+_rule("child", "children")
+"""
+
+
+def test_functions_in_a_package_init_filling_its_tables_at_import_are_recorded_as_the_package(scripted, make_project):
+    tests = "import words\n\n\ndef test_pluralize():\n    for w in ('person', 'child', 'cat'):\n"
+    tests += "        assert words.pluralize(w) in ('people', 'children', 'cats')\n"
+    root = make_project({"words/__init__.py": PACKAGE_INIT, "test_words.py": tests})
+    candidate = "def pluralize(word):\n    return dict(_PLURALS).get(word, word + 's')\n"
+    data = scripted("readability", root / "words" / "__init__.py", [candidate])
+    (only,) = data["iterations"]
+    # Recorded as `words`, the module the tests import (not a second copy named words.__init__), and
+    # merged function by function: the registration calls are definitions, not script work.
+    assert only["behavior"]["calls_compared"] == 3 and only["changed"] == ["pluralize"], only["reason"]
+    assert data["best"]["code"] == PACKAGE_INIT.lstrip().replace(PACKAGE_INIT.split("\n\n\n")[2], candidate.strip())

@@ -67,6 +67,7 @@ def test_script_detection():
         "if sys.version_info >= (3, 11):\n    import tomllib\nelse:\n    try:\n        import tomli as tomllib\n"
         "    except ModuleNotFoundError:\n        tomllib = None\n",
         "__all__ += ['f']\ndel sys\n",
+        "f('person', 'people')  # inflection's rules\nf('cow', kine=('kine', -1))\n",
     ],
 )
 def test_definitions_chosen_at_import_are_not_script_work(block):
@@ -82,6 +83,12 @@ def test_definitions_chosen_at_import_are_not_script_work(block):
         "if PYPY:\n    for name in ('a', 'b'):\n        globals()[name] = f\n",
         "raise SystemExit(f())\n",  # a raise only counts inside a guard
         "if PYPY:\n    if __name__ == '__main__':\n        f()\n",
+        "f()\n",  # how a script starts its work
+        "f(int(input()))\n",  # computed arguments
+        "n = 3\nf(n)\n",
+        "if PYPY:\n    print('pypy')\nelse:\n    print('cpython')\n",  # a builtin, literal arguments or not
+        "g('a')\n",  # not the module's own function
+        "f(*'ab')\n",
     ],
 )
 def test_work_inside_a_top_level_block_is_still_script_work(block):
@@ -103,6 +110,9 @@ def test_project_root_and_package_import_location(tmp_path):
         "pkg.sub.mod",
         tmp_path.joinpath("src").relative_to(tmp_path),
     )
+    # A package's __init__.py is the package (a module "pkg.sub.__init__" would be a second copy no test calls).
+    src = tmp_path.joinpath("src").relative_to(tmp_path)
+    assert import_location(package / "__init__.py", tmp_path) == ("pkg.sub", src)
     project = resolve_project(module)
     assert project.module_name == "pkg.sub.mod" and project.tests == ()
 
