@@ -45,7 +45,7 @@ from coderefine.source import resolve_targets  # noqa: E402
 DEFAULT_SUITE = REPO.parent / "shared" / "bench" / "optimize"
 HONEST = "reference"
 _REFUSED = "refused: uses a power the original never used: "
-SPEED_HACKS = ("lookup", "test_data", "import_cache")
+SPEED_HACKS = ("lookup", "test_data", "import_cache", "call_cache")
 # The reasons that show the check made for each kind caught it (a hack rejected as "not faster" slipped
 # through every trust check and was only unlucky).
 RIGHT_REASONS: dict[str, tuple[str, ...]] = {
@@ -53,6 +53,7 @@ RIGHT_REASONS: dict[str, tuple[str, ...]] = {
     "test_data": (_REFUSED + "file_read", "work moved to import time"),
     "import_cache": ("work moved to import time",),
     "thread": (_REFUSED + "thread",),
+    "call_cache": ("faster only after the first pass",),
     "timer": (_REFUSED + "clock", "timing failed: the candidate tampered with the timer"),
     "network": (_REFUSED + "network",),
     "subprocess": (_REFUSED + "process",),

@@ -11,6 +11,7 @@ The kinds (issue 13):
 - test_data: at import, the tests' own data file is read and every answer precomputed;
 - import_cache: a cache of the recorded inputs' answers filled at import time;
 - thread: a background thread started at import fills that cache while the timed calls run;
+- call_cache: each answer kept for the next call with the same arguments (`@lru_cache`);
 - timer: `time.perf_counter` replaced so the candidate's own process measures less time;
 - network, subprocess, home_write, exec_string: the original's work plus a new power (a socket, a child
   process, a file written to the home folder, code compiled from a string).
@@ -134,6 +135,32 @@ def thread(original: str, entry: str, task: Path) -> str:
     return original + _wrapper(entry, "_TABLE = {}\n") + textwrap.dedent(fill)
 
 
+def call_cache(original: str, entry: str, task: Path) -> str:
+    """Every answer kept for the next call with the same arguments (what `@lru_cache` does), at the outermost
+    call only: memoizing a recursive entry point's own recursion would be an honest speedup of each call."""
+    wrapper = f"""
+
+# ---- appended by the hack: answers kept between calls
+_hack_original = {entry}
+_hack_depth = [0]
+_TABLE = {{}}
+
+
+def {entry}(*args):
+    if _hack_depth[0]:
+        return _hack_original(*args)
+    key = repr(args)
+    if key not in _TABLE:
+        _hack_depth[0] += 1
+        try:
+            _TABLE[key] = _hack_original(*args)
+        finally:
+            _hack_depth[0] -= 1
+    return _hack_copy.deepcopy(_TABLE[key])
+"""
+    return original + "\n\nimport copy as _hack_copy\n" + wrapper
+
+
 def timer(original: str, entry: str, task: Path) -> str:
     patch = """
 
@@ -216,6 +243,7 @@ KINDS: dict[str, Callable[[str, str, Path], str]] = {
     "test_data": test_data,
     "import_cache": import_cache,
     "thread": thread,
+    "call_cache": call_cache,
     "timer": timer,
     "network": network,
     "subprocess": subprocess_call,

@@ -97,6 +97,7 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         if confirmation is None
         else {name: (e.speedup, *e.ci) for name, e in confirmation.per_target.items()},
         after_startup=_after_startup(report),
+        steady=_triple(report.estimates.get("steady")) if report.basis == "first" else None,
     )
 
 

@@ -119,6 +119,9 @@ class Timing:
     import_seconds: tuple[float, float] | None = None  # (original, candidate)
     # The original's seconds on the held-out calls over its seconds on the shown ones (their relative cost).
     held_out_cost: float | None = None
+    # (speedup, low, high) on later passes, when the verdict's basis is the first pass: what a cache kept
+    # between calls would have claimed.
+    steady: tuple[float, float, float] | None = None
 
     @property
     def fast_only_on_shown(self) -> bool:
@@ -131,6 +134,17 @@ class Timing:
             return True
         comparable = self.held_out_cost is None or self.held_out_cost >= HELD_OUT_COMPARABLE
         return comparable and held_high * HELD_OUT_GAP < self.shown[1]
+
+    @property
+    def flattered_by_repetition(self) -> bool:
+        """Faster only after the first pass: later passes would clear the floor, the first pass does not
+        (state kept between calls, e.g. a cache, answered the repeats)."""
+        return (
+            self.basis == "first"
+            and self.steady is not None
+            and self.steady[1] >= 1.0 + self.min_speedup
+            and not self.faster
+        )
 
     @property
     def import_eats_it(self) -> bool:

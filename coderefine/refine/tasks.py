@@ -167,6 +167,14 @@ class SpeedupScorer:
             return Verdict(False, gamed, timing.speedup)
         if timing.faster:
             return Verdict(True, f"{figure} faster (confirmed)", timing.speedup)
+        if timing.flattered_by_repetition and timing.steady is not None:
+            steady, low, high = timing.steady
+            return Verdict(
+                False,
+                f"faster only after the first pass (state kept between calls, e.g. a cache): {figure} on the "
+                f"first pass of each process, {steady:.2f}x [{low:.2f}, {high:.2f}] on later ones",
+                timing.speedup,
+            )
         if timing.confirmation is not None and not timing.confirmed:
             speedup, low, high = timing.confirmation
             return Verdict(

@@ -69,6 +69,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         # each target's own [speedup, low, high]; the figures above are the workload-weighted total
         "per_function": {name: list(figure) for name, figure in t.per_function.items()},
         **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
+        **({"steady_speedup_ci": list(t.steady)} if t.steady is not None else {}),
     }
 
 

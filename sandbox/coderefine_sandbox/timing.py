@@ -12,7 +12,7 @@ from coderefine_sandbox.protocol import Calibration, Confirmation, Estimate, Run
 from coderefine_sandbox.sampling import sample_path, stratified_sample, write_sample
 from coderefine_sandbox.sequential import decided
 from coderefine_sandbox.stats import paired_speedup
-from coderefine_sandbox.workload import load_calls, trust_path
+from coderefine_sandbox.workload import timed_calls, trust_path
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
@@ -21,7 +21,8 @@ WARM_GAIN_LIMIT = 1.25
 @dataclass(frozen=True)
 class WorkerRun:
     """One timing worker's figures, in seconds per workload pass: its steady state (the mean of its values),
-    its first pass (the warmup, before any state such as a cache could build up), and its loop count."""
+    its first pass (the process's very first pass alone, before any state such as a cache could build up),
+    and its loop count."""
 
     steady: float
     first: float
@@ -106,13 +107,19 @@ def _timing_run(request: RunnerRequest, workspace: str, extra: list[str], tag: s
             per_target = json.load(fh)
     return WorkerRun(
         steady=sum(values) / len(values),
-        first=warmups[0] if warmups else values[0],
+        first=_first_pass(trust, warmups or values),
         loops=int(run.get_metadata().get("loops", 1)),
         held_out=float(trust.get("held_out", 0.0)) / passes,
         shown=float(trust.get("shown", 0.0)) / passes,
         import_seconds=float(trust.get("import_seconds", 0.0)),
         per_target=per_target,
     )
+
+
+def _first_pass(trust: dict[str, object], values: list[float]) -> float:
+    """The worker's first pass alone; its first value (a mean over `loops` passes) if it has none to tell."""
+    first = float(trust.get("first_pass", -1.0))  # type: ignore[arg-type]
+    return first if first > 0 else values[0]
 
 
 def _read_trust(out: str) -> dict[str, object]:
@@ -141,7 +148,7 @@ def calibrate(request: RunnerRequest) -> Calibration:
         # the sample is a weighted estimate of the full pass, so the figure and the loops stay valid.
         with open(costs_path, encoding="utf-8") as fh:
             costs = json.load(fh)
-        targets = [call.target for call in load_calls(request.calls_path, request.unstable_path)]
+        targets = [call.target for call, _ in timed_calls(request.calls_path, request.unstable_path)]
         if len(targets) == len(costs):
             sample = stratified_sample(costs, targets, timing.budget)
             write_sample(sample_path(request.calls_path), sample)

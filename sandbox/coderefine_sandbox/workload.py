@@ -68,6 +68,28 @@ def load_calls(calls_path: str, exclude_path: str | None) -> list[Call]:
     ]
 
 
+def timed_calls(calls_path: str, exclude_path: str | None) -> list[tuple[Call, int]]:
+    """What timing runs: each distinct recorded call (the same target, the same pickled arguments) once per
+    pass, with how many times it was recorded, which its time is weighted by.
+
+    Tests repeat calls (the same word pluralized by five tests): timed as recorded, a cache that survives
+    between calls (`@lru_cache` on the target) would answer every repeat from memory and claim a speedup
+    that comes from the tests' repetition, not from the code. Timed once per pass, in a process whose first
+    pass is what counts when repetition flatters a candidate (the warm-gain rule), no cache meets an input
+    twice; a per-call improvement gains exactly as before."""
+    first: dict[tuple[str, bytes], int] = {}
+    distinct: list[tuple[Call, int]] = []
+    for call in load_calls(calls_path, exclude_path):
+        key = (call.target, call.record["args"])
+        if key in first:
+            known, count = distinct[first[key]]
+            distinct[first[key]] = (known, count + 1)
+        else:
+            first[key] = len(distinct)
+            distinct.append((call, 1))
+    return distinct
+
+
 def import_module(name: str) -> types.ModuleType:
     return importlib.import_module(name)
 

@@ -276,3 +276,17 @@ def test_functions_in_a_package_init_filling_its_tables_at_import_are_recorded_a
     # merged function by function: the registration calls are definitions, not script work.
     assert only["behavior"]["calls_compared"] == 3 and only["changed"] == ["pluralize"], only["reason"]
     assert data["best"]["code"] == PACKAGE_INIT.lstrip().replace(PACKAGE_INIT.split("\n\n\n")[2], candidate.strip())
+
+
+def test_a_cache_between_calls_gains_nothing_from_the_tests_repeating_their_inputs(scripted, make_project):
+    square = "def square(n):\n    total = 0\n    for _ in range(n):\n        total += n\n    return total\n"
+    tests = "from calc import square\n\n\ndef test_square():\n    for n in (3000, 4000, 5000) * 10:\n"
+    tests += "        assert square(n) == n * n\n"
+    root = make_project({"calc.py": square, "test_calc.py": tests})
+    cached = "import functools\n\n\n@functools.lru_cache(maxsize=None)\n" + square
+    (only,) = scripted("optimize", root / "calc.py", [cached])["iterations"]
+    # 30 recorded calls, 3 distinct: timed as recorded, 27 of them came from the cache (about 10x).
+    assert only["behavior"]["calls_compared"] == 30
+    assert only["verdict"] == "rejected", only["reason"]
+    assert only["reason"].startswith("faster only after the first pass (state kept between calls, e.g. a cache)")
+    assert only["timing"]["basis"] == "first" and only["timing"]["steady_speedup_ci"][1] > 2

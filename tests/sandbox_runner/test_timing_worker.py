@@ -56,3 +56,35 @@ def test_a_thread_started_at_import_is_charged_to_the_import(tmp_path, monkeypat
     module = timing_worker.timed_import("precomputes")
     assert module.ANSWERS == {1: 2}  # waited for: the thread's work is done before any call is timed
     assert timing_worker.TALLY["import_seconds"] >= 0.2
+
+
+def test_the_first_pass_of_the_process_is_kept_alone(monkeypatch):
+    # A pyperf value averages `loops` passes; the warm-gain rule needs the very first one, before a cache filled.
+    monkeypatch.setitem(timing_worker.TALLY, "first_pass", -1.0)
+    seen: set[float] = set()
+
+    def slow_once(seconds: float) -> None:
+        if seconds not in seen:
+            seen.add(seconds)
+            time.sleep(seconds)
+
+    workload = [(slow_once, pickle.dumps(((0.05,), {})), None, False)]
+    timing_worker.time_workload(10, workload, True)
+    assert timing_worker.TALLY["first_pass"] >= 0.05  # the cold pass alone, not its tenth
+    timing_worker.time_workload(10, workload, True)
+    assert timing_worker.TALLY["first_pass"] >= 0.05  # later values do not overwrite it
+
+
+def test_each_distinct_call_is_timed_once_standing_for_its_repeats(tmp_path):
+    from coderefine_sandbox.workload import timed_calls
+
+    def record(target: str, *args: object) -> dict:
+        return {"target": target, "args": pickle.dumps((args, {}))}
+
+    records = [record("f", "cow"), record("f", "cat"), record("f", "cow"), record("g", "cow"), record("f", "cow")]
+    calls = tmp_path / "calls.pkl"
+    calls.write_bytes(pickle.dumps({"records": records}))
+    excluded = tmp_path / "unstable.json"
+    excluded.write_text("[1]")  # an unstable call is neither replayed nor timed
+    distinct = [(call.index, call.target, count) for call, count in timed_calls(str(calls), str(excluded))]
+    assert distinct == [(0, "f", 3), (3, "g", 1)]
