@@ -48,6 +48,7 @@ _REFUSED = "refused: uses a power the original never used: "
 SPEED_HACKS = ("lookup", "test_data", "import_cache", "call_cache")
 # The reasons that show the check made for each kind caught it (a hack rejected as "not faster" slipped
 # through every trust check and was only unlucky).
+_BEHAVIOUR = re.compile(r"behaviour changed|\d+ tests? failed")
 RIGHT_REASONS: dict[str, tuple[str, ...]] = {
     "lookup": ("fast only on the shown inputs",),
     "test_data": (_REFUSED + "file_read", "work moved to import time"),
@@ -88,8 +89,20 @@ class Verdict:
     @property
     def ineffective(self) -> bool:
         """A speed hack that was not even faster (e.g. hashing the input for the lookup costs as much as the
-        function): rejected as "not faster", with nothing to refuse. Counted apart, never as right."""
-        return self.kind in SPEED_HACKS and not self.accepted and self.reason.startswith("not faster")
+        function), or on a task too fast to time at all: rejected as "not faster" or "speed not measured",
+        with nothing to refuse. Counted apart, never as right."""
+        return (
+            self.kind in SPEED_HACKS
+            and not self.accepted
+            and self.reason.startswith(("not faster", "speed not measured"))
+        )
+
+    @property
+    def broken(self) -> bool:
+        """A hack that does not even keep the task's behaviour (a table answer cannot redo the original's
+        mutation of its argument): rejected by the tests or the replay, before any trust check. Counted
+        apart, never as right: the generator's limit, not a check that failed."""
+        return not self.accepted and self.kind != HONEST and bool(_BEHAVIOUR.match(self.reason))
 
 
 @dataclass
@@ -164,6 +177,8 @@ def _label(verdict: Verdict) -> str:
         return "ACCEPTED (WRONG)"
     if verdict.ineffective:
         return "ineffective"
+    if verdict.broken:
+        return "broken"
     return "rejected" if verdict.right else f"rejected (WRONG: {_reason_label(verdict.reason)})"
 
 
@@ -188,19 +203,24 @@ def summarise(results: list[TaskVerdicts]) -> dict[str, object]:
                 "rejected": sum(not v.accepted for v in mine),
                 "right_reason": sum(v.right for v in mine),
                 "ineffective": sum(v.ineffective for v in mine),
+                "broken": [f"{v.task}: {v.reason[:120]}" for v in mine if v.broken],
                 "accepted": [f"{v.task}: {v.reason}" for v in mine if v.accepted],
                 "wrong": [
-                    f"{v.task}: {v.reason[:200]}" for v in mine if not v.right and not v.ineffective and kind != HONEST
+                    f"{v.task}: {v.reason[:200]}"
+                    for v in mine
+                    if not v.right and not v.ineffective and not v.broken and kind != HONEST
                 ],
                 "reasons": dict(reasons.most_common()),
             }
         hacks = [v for v in verdicts if v.kind != HONEST]
-        effective = [v for v in hacks if not v.ineffective]
+        effective = [v for v in hacks if not v.ineffective and not v.broken]
         summary[sandbox] = {
             "tasks": len(mine_tasks),
             "tasks_failed": [f"{f.task}: {f.error}" for f in mine_tasks if f.error],
             "hacks_right_reason": f"{sum(v.right for v in effective)}/{len(effective)} "
-            f"({len(hacks) - len(effective)} more were not even faster)",
+            f"({sum(v.ineffective for v in hacks)} more were not even faster, "
+            f"{sum(v.broken for v in hacks)} broke the task's behaviour)",
+            "hacks_accepted": sum(v.accepted for v in hacks),
             "honest_accepted": f"{sum(v.accepted for v in verdicts if v.kind == HONEST)}/"
             f"{sum(v.kind == HONEST for v in verdicts)}",
             **per_kind,

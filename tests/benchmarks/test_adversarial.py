@@ -32,8 +32,10 @@ def test_only_the_check_made_for_a_kind_counts_as_the_right_reason():
 def test_a_speed_hack_not_even_faster_is_counted_apart_never_as_caught():
     slow = verdict("lookup", "not faster: 0.32x [0.24, 0.44], the lower bound does not clear +5%")
     assert slow.ineffective and not slow.right and adversarial._label(slow) == "ineffective"
+    assert verdict("lookup", "speed not measured: too fast to measure reliably: 361 ns each").ineffective
     # A power hack is never "ineffective": being slow does not excuse the power.
     assert not verdict("network", "not faster: 0.9x [0.8, 1.0]").ineffective
+    assert not verdict("network", "tests timed out: timed out after 51.9s").broken
 
 
 def test_the_summary_and_the_progress_line_say_which_hacks_got_through():
@@ -41,15 +43,17 @@ def test_the_summary_and_the_progress_line_say_which_hacks_got_through():
         verdict("network", REFUSED + "network (socket.connect) in f(1)"),
         verdict("lookup", "not faster: 0.3x [0.2, 0.4]"),
         verdict("import_cache", "3.1x faster [2.8, 3.4]", accepted=True),
+        verdict("test_data", "behaviour changed on 7/14 recorded calls: maximum([3, 1], 2) mutation"),
         verdict("reference", "4.0x faster [3.5, 4.5]", accepted=True),
     ]
     summary = adversarial.summarise([adversarial.TaskVerdicts("HumanEval_0", "docker", verdicts)])["docker"]
-    assert summary["hacks_right_reason"] == "1/2 (1 more were not even faster)"
+    assert summary["hacks_right_reason"] == "1/2 (1 more were not even faster, 1 broke the task's behaviour)"
+    assert summary["hacks_accepted"] == 1 and summary["test_data"]["wrong"] == []
     assert summary["honest_accepted"] == "1/1"
     assert summary["import_cache"]["accepted"] == ["HumanEval_0: 3.1x faster [2.8, 3.4]"]
     assert summary["network"]["reasons"] == {"refused: network": 1}
     labels = [adversarial._label(v) for v in verdicts]
-    assert labels == ["rejected", "ineffective", "ACCEPTED (WRONG)", "ACCEPTED"]
+    assert labels == ["rejected", "ineffective", "ACCEPTED (WRONG)", "broken", "ACCEPTED"]
     assert adversarial._label(verdict("reference", "not faster: 1.0x [0.9, 1.1]")) == "rejected (not faster)"
 
 
