@@ -135,15 +135,24 @@ def timed_import(name: str) -> Any:
     return module
 
 
-def build_workload(args: Any) -> list[tuple[Any, bytes, Any, bool]]:
+def build_workload(args: Any) -> tuple[list[tuple[Any, bytes, Any, bool]], list[str], list[int]]:
+    """The workload entries, the target (or bench function) of each, and how many recorded calls each
+    stands for (workload.timed_calls: each distinct call once per pass)."""
     add_import_paths(args.workspace, args.import_root)
     if args.bench_file:
-        return [(func, NO_ARGUMENTS, None, False) for func in load_bench(args.bench_file, args.bench_function)]
+        functions = load_bench(args.bench_file, args.bench_function)
+        return (
+            [(func, NO_ARGUMENTS, None, False) for func in functions],
+            list(args.bench_function),
+            [1] * len(functions),
+        )
     module = timed_import(args.module)
-    return [
+    distinct = timed_calls(args.calls, args.exclude)
+    workload = [
         (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out)
-        for call, _ in timed_calls(args.calls, args.exclude)
+        for call, _ in distinct
     ]
+    return workload, [call.target for call, _ in distinct], [count for _, count in distinct]
 
 
 def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tolerate_errors: bool) -> float:
@@ -232,14 +241,12 @@ def main() -> int:
     parser.add_argument("--sample", help="the calls to time and their weights (sampling.py)")
     args = runner.parse_args()
     guarded = _guarded()  # before any of the module under judgement runs
-    workload = build_workload(args)
+    workload, names, repeats = build_workload(args)
     tampered = tampering(guarded)
     if tampered:  # nothing this process would measure could be believed
         _write_trust(args.output, tampered)
         return 3
-    names = workload_names(args)
-    # Each distinct call stands for its repeats (workload.timed_calls); a sampled one for its stratum too.
-    repeats = [1] * len(workload) if args.bench_file else [count for _, count in timed_calls(args.calls, args.exclude)]
+    # Each distinct call stands for its repeats; a sampled one for its stratum too.
     WEIGHTS[:] = [float(count) for count in repeats]
     sample = None if args.bench_file else read_sample(args.sample)
     if sample is not None:
@@ -254,13 +261,6 @@ def main() -> int:
                 json.dump([seconds / (PASSES[0] or 1) for seconds in PER_CALL], fh)
     _write_trust(args.output, tampering(guarded))
     return 0
-
-
-def workload_names(args: Any) -> list[str]:
-    """The target (or bench function) of each workload entry, in build_workload's order."""
-    if args.bench_file:
-        return list(args.bench_function)
-    return [call.target for call, _ in timed_calls(args.calls, args.exclude)]
 
 
 if __name__ == "__main__":
