@@ -18,6 +18,7 @@ import pytest
 
 from coderefine.bench.results import TaskRecord, geometric_mean, summarize
 from tests.conftest import MODEL_ENVIRONMENT, fenced, run_cli
+from tests.worker_deaths import KILL_MY_WORKER
 
 # Three pairs per timing series, not two: with two, one disturbed pair on a loaded machine widens the
 # interval (Student t with one degree of freedom: 12.7) past any speedup, and both series must clear it.
@@ -345,18 +346,14 @@ def test_the_shared_readability_suite_one_task(tmp_path, bench_task):
     assert task["id"] == first and task["status"] in ("improved", "unchanged") and task["baseline_score"] > 0
 
 
-KILLS_ITS_WORKER = """
-import os
-from pathlib import Path
-
+KILLS_ITS_WORKER = (
+    KILL_MY_WORKER
+    + """
 
 def test_kills_the_bench_worker_running_it():
-    pid = os.getppid()
-    while pid > 1:  # up from the sandbox runner (a plain subprocess) to the pool's worker running the task
-        if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-            os.kill(pid, 9)
-        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    _kill_my_worker(b"spawn_main")
 """
+)
 
 
 @pytest.mark.slow

@@ -10,39 +10,13 @@ from coderefine.commands.sweep import outcome_line
 from coderefine.settings import resolve_settings
 from coderefine.sweep.engines.local import LocalEngine
 from coderefine.sweep.jobs import WORKER_DIED, FunctionJob
+from tests.worker_deaths import dying_test
 
 MODULES = {
     "pkg/__init__.py": "",
     "pkg/doubling.py": "def double(xs):\n    out = []\n    for x in xs:\n        out.append(2 * x)\n    return out\n",
     "pkg/summing.py": "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n",
 }
-DYING_TEST = """
-import os
-from pathlib import Path
-
-from pkg.{module} import {function}
-
-DEATHS = Path({deaths!r})  # outside the project: how many times this test has killed its worker
-
-
-def _kill_my_worker(times):
-    count = int(DEATHS.read_text()) if DEATHS.exists() else 0
-    if count >= times:
-        return
-    pid = os.getppid()
-    while pid > 1:  # up from the sandbox runner (a plain subprocess) to the pool's worker running the job
-        if b"spawn_main" in Path(f"/proc/{{pid}}/cmdline").read_bytes():
-            DEATHS.write_text(str(count + 1))
-            os.kill(pid, 9)
-            return
-        pid = int(Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def test_{function}():
-    _kill_my_worker({times})
-    for n in range(5):
-        assert {function}(list(range(n))) == {expected}
-"""
 
 
 @pytest.mark.slow
@@ -55,7 +29,7 @@ def test_a_job_whose_worker_dies_is_run_again_alone_and_one_that_dies_twice_fail
     files = dict(MODULES)
     for path, (module, function, times, expected) in tests.items():
         deaths = str(tmp_path / f"{function}.deaths")
-        files[path] = DYING_TEST.format(module=module, function=function, times=times, expected=expected, deaths=deaths)
+        files[path] = dying_test(b"spawn_main", module, function, times, expected, deaths)
     root = make_project(files)
     # A plain subprocess sandbox, so that a test can reach its worker (bubblewrap hides it, rightly);
     # readability, so that no baseline is timed: the runs are about the worker, not the verdict.

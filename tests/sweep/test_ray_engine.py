@@ -23,6 +23,7 @@ from coderefine.sweep.engines.ray_engine import RayEngine, interruptible, pack_p
 from coderefine.sweep.jobs import WORKER_DIED, FunctionJob
 from coderefine.sweep.report import timing_overlaps
 from tests.sweep import interrupted
+from tests.worker_deaths import dying_test
 
 REQUIRED = os.environ.get("CODEREFINE_REQUIRE_RAY") == "1"
 # All of this module on one xdist worker: the two-node cluster (a module fixture) starts once, not once per worker.
@@ -169,35 +170,6 @@ def test_ctrl_c_of_a_ray_sweep_cancels_the_running_task_which_cleans_up_and_repo
     assert sorted(p.name for p in ray_cluster.tmp.iterdir()) == ["coderefine-timing-locks", "ray"]
 
 
-DYING_TEST = """
-import os
-from pathlib import Path
-
-from pkg.{module} import {function}
-
-DEATHS = Path({deaths!r})  # outside the project: how many times this test has killed its Ray worker
-
-
-def _kill_my_ray_worker(times):
-    count = int(DEATHS.read_text()) if DEATHS.exists() else 0
-    if count >= times:
-        return
-    pid = os.getppid()
-    while pid > 1:  # up from the sandbox runner (a plain subprocess) to the Ray worker running the task
-        if b"ray::" in Path(f"/proc/{{pid}}/cmdline").read_bytes():
-            DEATHS.write_text(str(count + 1))
-            os.kill(pid, 9)
-            return
-        pid = int(Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def test_{function}():
-    _kill_my_ray_worker({times})
-    for n in range(5):
-        assert {function}(list(range(n))) == {expected}
-"""
-
-
 # Last in this module: a killed worker leaves its scratch folder behind on the node, as a crash does.
 @pytest.mark.slow
 def test_a_task_whose_worker_dies_is_retried_once_and_one_that_dies_twice_fails_alone(
@@ -215,7 +187,7 @@ def test_a_task_whose_worker_dies_is_retried_once_and_one_that_dies_twice_fails_
     }
     for path, (module, function, times, expected) in tests.items():
         deaths = str(tmp_path / f"{function}.deaths")
-        files[path] = DYING_TEST.format(module=module, function=function, times=times, expected=expected, deaths=deaths)
+        files[path] = dying_test(b"ray::", module, function, times, expected, deaths)
     root = make_project(files)
     # A plain subprocess sandbox, so that a test can reach its Ray worker (bubblewrap hides it, rightly).
     settings = resolve_settings({"provider": "scripted", "sandbox": "subprocess", "timing_pairs": 2}, tmp_path)
