@@ -88,8 +88,9 @@ _FILE_CHANGES = frozenset(
 )
 _IMPORT_SYSTEM = ("<frozen importlib._bootstrap", "<frozen zipimport")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-# The clocks the timing worker and pyperf read: a candidate that replaces one is tampering with the timer.
+# threading's own entry point for a new thread (renamed in 3.13), wrapped to see threads start.
 _THREAD_ENTRY_POINTS = ("_start_new_thread", "_start_joinable_thread")
+# The clocks the timing worker and pyperf read: a candidate that replaces one is tampering with the timer.
 CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "process_time_ns")
 
 
