@@ -1,13 +1,18 @@
-"""Every setting coderefine has: its name, kind, default, limits and help, written once.
+"""Every setting coderefine has, written once: a typed field of `SettingValues` whose metadata is its spec
+(help, bounds, choices, panel).
 
-The CLI's options and their help are generated from these specs (cli/options.py), `coderefine config` lists
-them, the README's settings table is checked against them, and the evaluation's defaults read them.
+The specs (`SPECS`) are read off those fields: the CLI's options and their help are generated from them
+(cli/options.py), `coderefine config` lists them, the README's settings table is checked against them, and
+the evaluation's defaults read them. The resolved settings of a run (`coderefine.settings.Settings`) are a
+`SettingValues`, read by attribute: `settings.rel_tol` is a float wherever it is read.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import types
+import typing
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -48,216 +53,191 @@ def default_cache_dir() -> Path:
     return Path(base) / "coderefine" / "responses"
 
 
+_SPEC = "coderefine.setting"  # the metadata key a setting's field carries its spec under
+
+
+def setting(
+    default: Any,
+    help: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    choices: tuple[str, ...] = (),
+    also_env: tuple[str, ...] = (),
+    panel: str = "",
+    metavar: str = "",
+    off_flag: str = "",
+) -> Any:
+    """A field of `SettingValues`: its default, and the rest of its spec as metadata."""
+    spec = {
+        "help": help,
+        "minimum": minimum,
+        "maximum": maximum,
+        "choices": choices,
+        "also_env": also_env,
+        "panel": panel,
+        "metavar": metavar,
+        "off_flag": off_flag,
+    }
+    return field(default=default, metadata={_SPEC: spec})
+
+
 _PROVIDER_HELP = "openai, offline or scripted; unset: openai when a key or base URL is configured, else offline"
 _MODEL, _CACHE, _LOOP, _SANDBOX, _VERDICT, _THRESHOLDS = "Model", "Cache", "Loop", "Sandbox", "Verdict", "Thresholds"
+_SWEEP = "Sweep"
 # The capability kinds the sandbox's audit hook tells apart (coderefine_sandbox/audit.py), for --allow.
 POWERS = ("network", "process", "file_write", "file_read", "native", "dynamic_code", "import", "thread", "clock")
-_SWEEP = "Sweep"
-SPECS: tuple[SettingSpec, ...] = (
-    SettingSpec("provider", str, None, _PROVIDER_HELP, choices=("openai", "offline", "scripted"), panel=_MODEL),
-    SettingSpec("model", str, "gpt-4o-mini", "model name the endpoint knows", panel=_MODEL),
-    SettingSpec(
-        "base_url",
-        str,
+
+
+@dataclass(frozen=True)
+class SettingValues:
+    """Every setting's value, typed; a field's default is the setting's, its metadata the rest of the spec."""
+
+    provider: str | None = setting(None, _PROVIDER_HELP, choices=("openai", "offline", "scripted"), panel=_MODEL)
+    model: str = setting("gpt-4o-mini", "model name the endpoint knows", panel=_MODEL)
+    base_url: str | None = setting(
         None,
         "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama); unset: api.openai.com",
         also_env=("OPENAI_BASE_URL",),
         panel=_MODEL,
         metavar="URL",
-    ),
-    SettingSpec("api_key_env", str, "OPENAI_API_KEY", "environment variable holding the API key", panel=_MODEL),
-    SettingSpec(
-        "temperature", float, None, "sampling temperature (unset: the server's default)", 0.0, 2.0, panel=_MODEL
-    ),
-    SettingSpec("seed", int, None, "sampling seed, for endpoints that honour it", panel=_MODEL),
-    SettingSpec("request_timeout", float, 120.0, "seconds to wait for one answer", 0.1, panel=_MODEL, metavar="S"),
-    SettingSpec("max_retries", int, 2, "retries with backoff on 429, 5xx and connection errors", 0, 20, panel=_MODEL),
-    SettingSpec("max_calls", int, None, "most model calls in a run", 1, panel=_MODEL),
-    SettingSpec("max_tokens", int, None, "most tokens (prompt + answer) in a run", 1, panel=_MODEL),
-    SettingSpec(
-        "context_tokens", int, 16000, "prompt budget; older attempts are left out beyond it", 1000, panel=_MODEL
-    ),
-    SettingSpec(
-        "cache", bool, True, "reuse answers (and check results) saved on disk for identical requests", panel=_CACHE
-    ),
-    SettingSpec(
-        "cache_dir",
-        Path,
-        None,
-        "where answers are saved (unset: ~/.cache/coderefine/responses)",
-        panel=_CACHE,
-        metavar="DIR",
-    ),
-    SettingSpec(
-        "sandbox",
-        str,
+    )
+    api_key_env: str = setting("OPENAI_API_KEY", "environment variable holding the API key", panel=_MODEL)
+    temperature: float | None = setting(
+        None, "sampling temperature (unset: the server's default)", 0.0, 2.0, panel=_MODEL
+    )
+    seed: int | None = setting(None, "sampling seed, for endpoints that honour it", panel=_MODEL)
+    request_timeout: float = setting(120.0, "seconds to wait for one answer", 0.1, panel=_MODEL, metavar="S")
+    max_retries: int = setting(2, "retries with backoff on 429, 5xx and connection errors", 0, 20, panel=_MODEL)
+    max_calls: int | None = setting(None, "most model calls in a run", 1, panel=_MODEL)
+    max_tokens: int | None = setting(None, "most tokens (prompt + answer) in a run", 1, panel=_MODEL)
+    context_tokens: int = setting(16000, "prompt budget; older attempts are left out beyond it", 1000, panel=_MODEL)
+    cache: bool = setting(True, "reuse answers (and check results) saved on disk for identical requests", panel=_CACHE)
+    cache_dir: Path | None = setting(
+        None, "where answers are saved (unset: ~/.cache/coderefine/responses)", panel=_CACHE, metavar="DIR"
+    )
+    sandbox: str = setting(
         "auto",
         "sandbox backend: auto (Docker when an engine answers, else process), docker, process or subprocess",
         choices=("auto", "docker", "process", "subprocess"),
         panel=_SANDBOX,
-    ),
-    SettingSpec(
-        "image",
-        str,
+    )
+    image: str | None = setting(
         None,
         "Docker image with its own Python (unset: an offline image of this interpreter)",
         panel=_SANDBOX,
         metavar="TAG",
-    ),
-    SettingSpec("min_speedup", float, 0.05, "speedup the interval's lower bound must clear", 0.0, 10.0, panel=_LOOP),
-    SettingSpec("max_iterations", int, None, "most candidates (unset: the task's default)", 1, panel=_LOOP),
-    SettingSpec(
-        "patience", int, None, "rounds without improvement before stopping (unset: the task's)", 1, panel=_LOOP
-    ),
-    SettingSpec(
-        "timeout", float, 300.0, "time limit in seconds for the original's test run", 0.1, panel=_SANDBOX, metavar="S"
-    ),
-    SettingSpec("memory_mb", int, 2048, "memory limit per sandboxed process, MiB", 64, panel=_SANDBOX),
-    SettingSpec("timing_pairs", int, 6, "interleaved original/candidate process pairs per timing", 2, panel=_SANDBOX),
-    SettingSpec(
-        "timing_budget",
-        float,
+    )
+    min_speedup: float = setting(0.05, "speedup the interval's lower bound must clear", 0.0, 10.0, panel=_LOOP)
+    max_iterations: int | None = setting(None, "most candidates (unset: the task's default)", 1, panel=_LOOP)
+    patience: int | None = setting(
+        None, "rounds without improvement before stopping (unset: the task's)", 1, panel=_LOOP
+    )
+    timeout: float = setting(
+        300.0, "time limit in seconds for the original's test run", 0.1, panel=_SANDBOX, metavar="S"
+    )
+    memory_mb: int = setting(2048, "memory limit per sandboxed process, MiB", 64, panel=_SANDBOX)
+    timing_pairs: int = setting(6, "interleaved original/candidate process pairs per timing", 2, panel=_SANDBOX)
+    timing_budget: float = setting(
         0.5,
         "seconds one timing pass may take; beyond, a stratified sample of the recorded calls is timed",
         0.1,
         panel=_SANDBOX,
         metavar="S",
-    ),
-    SettingSpec("max_complexity", int, 10, "check: most cyclomatic complexity of one function", 1, panel=_THRESHOLDS),
-    SettingSpec(
-        "min_maintainability",
-        float,
-        10.0,
-        "check: least maintainability index of a file",
-        0.0,
-        100.0,
-        panel=_THRESHOLDS,
-    ),
-    SettingSpec(
-        "min_readability",
-        float,
-        40.0,
-        "check: least readability score of a file (0: off)",
-        0.0,
-        100.0,
-        panel=_THRESHOLDS,
-    ),
-    SettingSpec(
-        "rel_tol",
-        float,
-        1e-9,
-        "relative tolerance when comparing floats in recorded calls",
-        0.0,
-        1.0,
-        panel=_VERDICT,
-    ),
-    SettingSpec(
-        "abs_tol", float, 0.0, "absolute tolerance when comparing floats in recorded calls", 0.0, panel=_VERDICT
-    ),
-    SettingSpec(
-        "unordered",
-        tuple,
+    )
+    max_complexity: int = setting(10, "check: most cyclomatic complexity of one function", 1, panel=_THRESHOLDS)
+    min_maintainability: float = setting(
+        10.0, "check: least maintainability index of a file", 0.0, 100.0, panel=_THRESHOLDS
+    )
+    min_readability: float = setting(
+        40.0, "check: least readability score of a file (0: off)", 0.0, 100.0, panel=_THRESHOLDS
+    )
+    rel_tol: float = setting(
+        1e-9, "relative tolerance when comparing floats in recorded calls", 0.0, 1.0, panel=_VERDICT
+    )
+    abs_tol: float = setting(0.0, "absolute tolerance when comparing floats in recorded calls", 0.0, panel=_VERDICT)
+    unordered: tuple[str, ...] = setting(
         (),
         "targets whose returned list or tuple may come in any order (comma-separated names)",
         panel=_VERDICT,
         metavar="NAMES",
-    ),
-    SettingSpec(
-        "min_calls",
-        int,
-        3,
-        "fewest usable recorded calls to the targets that can judge a candidate",
-        0,
-        panel=_VERDICT,
-    ),
-    SettingSpec(
-        "min_coverage",
-        float,
-        0.75,
-        "least share of the targets' lines the tests must run",
-        0.0,
-        1.0,
-        panel=_VERDICT,
-    ),
-    SettingSpec(
-        "allow_insufficient_tests",
-        bool,
+    )
+    min_calls: int = setting(
+        3, "fewest usable recorded calls to the targets that can judge a candidate", 0, panel=_VERDICT
+    )
+    min_coverage: float = setting(
+        0.75, "least share of the targets' lines the tests must run", 0.0, 1.0, panel=_VERDICT
+    )
+    allow_insufficient_tests: bool = setting(
         False,
         "judge candidates even when min_calls or min_coverage is not met",
         panel=_VERDICT,
         off_flag="--require-sufficient-tests",
-    ),
-    SettingSpec(
-        "allow",
-        tuple,
+    )
+    allow: tuple[str, ...] = setting(
         (),
         "powers a candidate may gain over the original (comma-separated): network, process, file_write, "
         "file_read, native, dynamic_code, import, thread, clock; unset: none",
         choices=POWERS,
         panel=_VERDICT,
         metavar="KINDS",
-    ),
-    SettingSpec(
-        "test_selection",
-        str,
+    )
+    test_selection: str = setting(
         "auto",
         "tests that judge a run without --tests: auto (those that call the targets, found once per project "
         "state and cached) or all (the whole suite)",
         choices=("auto", "all"),
         panel=_VERDICT,
-    ),
-    SettingSpec(
-        "gen_inputs",
-        bool,
-        False,
-        "also compare on inputs generated from type hints (needs hypothesis)",
-        panel=_VERDICT,
-    ),
+    )
+    gen_inputs: bool = setting(
+        False, "also compare on inputs generated from type hints (needs hypothesis)", panel=_VERDICT
+    )
     # Programs (a target its tests run as a process: coderefine.evaluation.programs)
-    SettingSpec(
-        "output_match",
-        str,
+    output_match: str = setting(
         "exact",
         "programs: how a recorded run's stdout must match (whitespace: trailing blanks ignored; numeric: "
         "numbers within rel_tol/abs_tol)",
         choices=("exact", "whitespace", "numeric"),
         panel=_VERDICT,
-    ),
-    SettingSpec("compare_stderr", bool, False, "programs: compare stderr of each recorded run too", panel=_VERDICT),
-    SettingSpec(
-        "min_runs",
-        int,
-        1,
-        "programs: fewest usable recorded runs of the program that can judge a candidate",
-        0,
-        panel=_VERDICT,
-    ),
-    SettingSpec(
-        "timing_inputs",
-        tuple,
+    )
+    compare_stderr: bool = setting(False, "programs: compare stderr of each recorded run too", panel=_VERDICT)
+    min_runs: int = setting(
+        1, "programs: fewest usable recorded runs of the program that can judge a candidate", 0, panel=_VERDICT
+    )
+    timing_inputs: tuple[str, ...] = setting(
         (),
         "programs: stdin files (globs under the project root, comma-separated) to time on instead of the recorded runs",
         panel=_LOOP,
         metavar="GLOBS",
-    ),
-)
-SPECS += (
-    SettingSpec(
-        "engine",
-        str,
-        "local",
-        "sweep: where refinements run: local (processes) or ray",
-        choices=("local", "ray"),
-        panel=_SWEEP,
-    ),
-    SettingSpec(
-        "ray_address",
-        str,
+    )
+    # Sweeps (coderefine.sweep)
+    engine: str = setting(
+        "local", "sweep: where refinements run: local (processes) or ray", choices=("local", "ray"), panel=_SWEEP
+    )
+    ray_address: str | None = setting(
         None,
         "sweep --engine ray: the cluster, auto, HOST:PORT or ray://HOST:PORT (unset: auto)",
         panel=_SWEEP,
         metavar="ADDRESS",
-    ),
-    SettingSpec("workers", int, None, "sweep --engine local: worker processes (unset: one per CPU)", 1, panel=_SWEEP),
-)
+    )
+    workers: int | None = setting(None, "sweep --engine local: worker processes (unset: one per CPU)", 1, panel=_SWEEP)
+
+
+def _kind(annotation: Any) -> type:
+    """The kind a field's type stands for: `float | None` is a float that may be unset, `tuple[str, ...]` names."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        (annotation,) = (arg for arg in typing.get_args(annotation) if arg is not type(None))
+    origin = typing.get_origin(annotation)
+    return origin if origin is not None else annotation
+
+
+def _specs() -> tuple[SettingSpec, ...]:
+    hints = typing.get_type_hints(SettingValues)
+    return tuple(
+        SettingSpec(name=f.name, kind=_kind(hints[f.name]), default=f.default, **f.metadata[_SPEC])
+        for f in fields(SettingValues)
+    )
+
+
+SPECS: tuple[SettingSpec, ...] = _specs()
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from coderefine.errors import ConfigError, UsageError
-from coderefine.setting_specs import SPEC_BY_NAME, SPECS, SettingSpec
+from coderefine.setting_specs import SPEC_BY_NAME, SPECS, SettingSpec, SettingValues
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,24 +32,22 @@ _SECRET_KEYS = frozenset({"api_key", "key", "token", "openai_api_key"})
 
 
 @dataclass(frozen=True)
-class Value:
-    value: Any
-    source: str  # the flag ("--model"), the variable ("CODEREFINE_MODEL"), "pyproject.toml" or "default"
+class Settings(SettingValues):
+    """The effective value of every setting, read by attribute (`settings.rel_tol`), and where each came from."""
 
-
-@dataclass(frozen=True)
-class Settings:
-    values: Mapping[str, Value]
-    pyproject: Path | None  # the file [tool.coderefine] was read from, if any
-
-    def __getitem__(self, name: str) -> Any:
-        return self.values[name].value
+    # The flag ("--model"), the variable ("CODEREFINE_MODEL"), "pyproject.toml" or "default", per setting.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    pyproject: Path | None = None  # the file [tool.coderefine] was read from, if any
 
     def source(self, name: str) -> str:
-        return self.values[name].source
+        return self.sources.get(name, "default")
 
     def is_set(self, name: str) -> bool:
-        return self.values[name].source != "default"
+        return self.source(name) != "default"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting's value by name, in the specs' order (for reports, state keys and traces)."""
+        return {spec.name: getattr(self, spec.name) for spec in SPECS}
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -154,26 +152,26 @@ def resolve_settings(flags: Mapping[str, Any], start: Path, environ: Mapping[str
     environ = os.environ if environ is None else environ
     pyproject = find_pyproject(start)
     from_file = _pyproject_values(pyproject) if pyproject is not None else {}
-    values: dict[str, Value] = {}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     for spec in SPECS:
         if flags.get(spec.name) is not None:
             try:
                 value = _coerce(spec, flags[spec.name], spec.flag, Path.cwd())
             except ConfigError as exc:
                 raise UsageError(exc.message) from None  # a bad flag is a usage error (exit 2)
-            values[spec.name] = Value(value, spec.flag)
+            values[spec.name], sources[spec.name] = value, spec.flag
             continue
         env_name = next((name for name in spec.env if environ.get(name, "").strip()), None)
         if env_name is not None:
-            values[spec.name] = Value(_coerce(spec, environ[env_name], env_name, Path.cwd()), env_name)
+            values[spec.name] = _coerce(spec, environ[env_name], env_name, Path.cwd())
+            sources[spec.name] = env_name
         elif spec.name in from_file:
-            values[spec.name] = Value(from_file[spec.name], "pyproject.toml")
-        else:
-            values[spec.name] = Value(spec.default, "default")
+            values[spec.name], sources[spec.name] = from_file[spec.name], "pyproject.toml"
     unknown = sorted(set(flags) - set(SPEC_BY_NAME))
     if unknown:  # a programming error in a caller, not a user mistake
         raise ValueError(f"unknown settings: {unknown}")
-    return Settings(values, pyproject)
+    return Settings(**values, sources=sources, pyproject=pyproject)
 
 
 def mask_secret(secret: str) -> str:

@@ -24,36 +24,36 @@ def test_precedence_flag_env_pyproject_default(tmp_path):
     start = project(tmp_path, 'model = "from-file"\ntemperature = 0.5\nseed = 3\nmax_retries = 4')
     environ = {"CODEREFINE_MODEL": "from-env", "CODEREFINE_SEED": "9"}
     settings = resolve_settings({"model": "from-flag"}, start, environ)
-    assert (settings["model"], settings.source("model")) == ("from-flag", "--model")
-    assert (settings["seed"], settings.source("seed")) == (9, "CODEREFINE_SEED")
-    assert (settings["temperature"], settings.source("temperature")) == (0.5, "pyproject.toml")
-    assert (settings["max_retries"], settings.source("max_retries")) == (4, "pyproject.toml")
-    assert (settings["request_timeout"], settings.source("request_timeout")) == (120.0, "default")
+    assert (settings.model, settings.source("model")) == ("from-flag", "--model")
+    assert (settings.seed, settings.source("seed")) == (9, "CODEREFINE_SEED")
+    assert (settings.temperature, settings.source("temperature")) == (0.5, "pyproject.toml")
+    assert (settings.max_retries, settings.source("max_retries")) == (4, "pyproject.toml")
+    assert (settings.request_timeout, settings.source("request_timeout")) == (120.0, "default")
     assert settings.pyproject == tmp_path / "pyproject.toml"
 
     without_flag = resolve_settings({}, start, environ)
-    assert (without_flag["model"], without_flag.source("model")) == ("from-env", "CODEREFINE_MODEL")
-    assert resolve_settings({}, start, {})["model"] == "from-file"
+    assert (without_flag.model, without_flag.source("model")) == ("from-env", "CODEREFINE_MODEL")
+    assert resolve_settings({}, start, {}).model == "from-file"
 
 
 def test_the_nearest_pyproject_with_a_coderefine_table_applies(tmp_path):
     start = project(tmp_path, 'model = "outer"')
     (start / "pyproject.toml").write_text("[project]\nname = 'inner'\n")  # no [tool.coderefine]: skipped
-    assert resolve_settings({}, start / "mod.py", {})["model"] == "outer"
+    assert resolve_settings({}, start / "mod.py", {}).model == "outer"
 
 
 def test_openai_base_url_is_honoured_below_coderefine_base_url(tmp_path):
     environ = {"OPENAI_BASE_URL": "http://a/v1"}
     assert resolve_settings({}, tmp_path, environ).source("base_url") == "OPENAI_BASE_URL"
     both = resolve_settings({}, tmp_path, {**environ, "CODEREFINE_BASE_URL": "http://b/v1"})
-    assert both["base_url"] == "http://b/v1"
+    assert both.base_url == "http://b/v1"
 
 
 def test_relative_cache_dir_in_pyproject_is_relative_to_it(tmp_path):
     start = project(tmp_path, 'cache_dir = ".llm-cache"\ncache = false')
     settings = resolve_settings({}, start, {})
-    assert settings["cache_dir"] == tmp_path / ".llm-cache" and settings["cache"] is False
-    assert resolve_settings({}, start, {"CODEREFINE_CACHE": "yes"})["cache"] is True
+    assert settings.cache_dir == tmp_path / ".llm-cache" and settings.cache is False
+    assert resolve_settings({}, start, {"CODEREFINE_CACHE": "yes"}).cache is True
 
 
 @pytest.mark.parametrize(

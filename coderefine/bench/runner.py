@@ -149,7 +149,7 @@ def state_key(
         "script_dir": str(script_dir.resolve()) if script_dir is not None else None,
         "oracle": oracle,
         "pass_env": sorted(pass_env),
-        "settings": {name: value.value for name, value in sorted(settings.values.items())},
+        "settings": dict(sorted(settings.as_dict().items())),
     }
 
 
@@ -211,32 +211,47 @@ class StateFile:
 
 
 @dataclass(frozen=True)
-class BenchOptions:
-    tasks: list[BenchTask]
-    task: str
-    settings: Settings
-    script_dir: Path | None
-    oracle: bool
-    jobs: int
-    state: StateFile
+class BenchRequest:
+    """What `coderefine bench` is asked: the suite, how to run it, where to keep its state."""
+
+    suite_dir: Path
+    flags: dict[str, Any]  # the setting options as given (None: not given)
+    task: str | None = None
+    script_dir: Path | None = None
+    oracle: bool = False
+    jobs: int = 1
+    limit: int | None = None
+    state: Path | None = None
     fresh: bool = False
     pass_env: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class BenchOptions:
+    """A checked request and what was made of it: the task type, the settings, the tasks, the state file."""
+
+    request: BenchRequest
+    task: str
+    settings: Settings
+    tasks: list[BenchTask]
+    state: StateFile
+
+
 def make_jobs(options: BenchOptions, timing_lock: Path | None) -> list[TaskJob]:
     spec = load_task(options.task)
-    length = options.settings["max_iterations"] or spec.max_iterations
+    script_dir = options.request.script_dir
+    length = options.settings.max_iterations or spec.max_iterations
     return [
         TaskJob(
             task=options.task,
             bench_task=task,
             settings=options.settings,
-            script=(options.script_dir / f"{task.id}.json") if options.script_dir is not None else None,
-            oracle=options.oracle,
+            script=(script_dir / f"{task.id}.json") if script_dir is not None else None,
+            oracle=options.request.oracle,
             timing_lock=timing_lock,
             curve_length=length,
             min_improvement=spec.min_improvement,
-            pass_env=options.pass_env,
+            pass_env=options.request.pass_env,
         )
         for task in options.tasks
     ]
@@ -253,8 +268,8 @@ def run_bench(
     run says `interrupted`."""
     started = time.perf_counter()
     own = resource.getrusage(resource.RUSAGE_SELF)
-    finished = {} if options.fresh else options.state.load()
-    options.state.start(options.fresh)
+    finished = {} if options.request.fresh else options.state.load()
+    options.state.start(options.request.fresh)
     ids = [task.id for task in options.tasks]
     done: dict[str, TaskRecord] = {i: finished[i] for i in ids if i in finished}
     resumed = len(done)
@@ -274,22 +289,22 @@ def run_bench(
         finish(TaskRecord(job.bench_task.id, "failed", "worker died", job.bench_task.category, error=error), False)
 
     with tempfile.TemporaryDirectory(prefix="coderefine-bench-lock-") as lock_dir:
-        timing_lock = Path(lock_dir) / "timing.lock" if options.jobs > 1 else None
+        timing_lock = Path(lock_dir) / "timing.lock" if options.request.jobs > 1 else None
         jobs = [job for job in make_jobs(options, timing_lock) if job.bench_task.id not in done]
         try:
-            if options.jobs == 1:
+            if options.request.jobs == 1:
                 for job in jobs:
                     if on_start is not None:
                         on_start(job.bench_task.id)
                     finish(run_task(job))
             else:
-                interrupted = _run_parallel(jobs, options.jobs, finish, lost)
+                interrupted = _run_parallel(jobs, options.request.jobs, finish, lost)
         except KeyboardInterrupt:
             interrupted = True
     ran = [record for i, record in done.items() if i not in finished]
     # In-process (one job) the tasks' CPU is this process's own; with workers, add the bench's own work.
     after = resource.getrusage(resource.RUSAGE_SELF)
-    overhead = 0.0 if options.jobs == 1 else (after.ru_utime + after.ru_stime) - (own.ru_utime + own.ru_stime)
+    overhead = 0.0 if options.request.jobs == 1 else (after.ru_utime + after.ru_stime) - (own.ru_utime + own.ru_stime)
     return BenchRun(
         records=[done[i] for i in ids if i in done],
         resumed=resumed,

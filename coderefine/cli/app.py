@@ -22,7 +22,7 @@ from coderefine.cli.options import (
     settings_in,
 )
 from coderefine.cli.params import Debug, File, PassEnv, Quiet, Report, Root, Sarif, Script, Tests, Write
-from coderefine.cli.running import exit_with, output, stdout
+from coderefine.cli.running import in_boundary, output, stdout
 from coderefine.cli.sandbox import sandbox_app
 from coderefine.cli.sweep import SCAN_SETTINGS, scan_command, sweep_command
 from coderefine.errors import ExitCode
@@ -57,6 +57,7 @@ def _main(
     """coderefine: Self-Refine for Python, grounded in execution."""
 
 
+@in_boundary
 def refine_command(
     ctx: typer.Context,
     file: File,
@@ -85,26 +86,31 @@ def refine_command(
     keep_workspaces: Annotated[bool, typer.Option(hidden=True)] = False,
     quiet: Quiet = False,
     debug: Debug = False,
-) -> None:
-    from coderefine.commands.refine import RefineArgs, refine_file
+) -> int:
+    from coderefine.commands.runs import run_and_report, settings_start
+    from coderefine.refine.options import RunOptions
+    from coderefine.settings import resolve_settings
 
-    args = RefineArgs(
-        task=ctx.info_name or "optimize",
-        file=file,
-        flags=given_settings(ctx),
-        function=function,
-        tests=tests,
-        root=root,
-        script=script,
-        write=write,
-        report=report,
-        sarif=sarif,
-        trace=trace,
-        bench=bench,
-        pass_env=tuple(pass_env or ()),
-        keep_workspaces=keep_workspaces,
-    )
-    exit_with(lambda: refine_file(args, output(quiet, debug)), debug)
+    task = ctx.info_name or "optimize"
+    flags = given_settings(ctx)
+
+    def options() -> RunOptions:  # made inside the run: bad settings still give a Result and its reports
+        return RunOptions(
+            task=task,
+            file=file,
+            settings=resolve_settings(flags, settings_start(file)),
+            function=function,
+            tests=tests,
+            root=root,
+            script=script,
+            write=write,
+            trace=trace,
+            pass_env=tuple(pass_env or ()),
+            keep_workspaces=keep_workspaces,
+            bench=bench,
+        )
+
+    return run_and_report(task, str(file), options, output(quiet, debug), report, sarif)
 
 
 _RunCommand = settings_command(*RUN_SETTINGS)
@@ -117,6 +123,7 @@ app.command(
 
 
 @app.command("refine", cls=_RunCommand)
+@in_boundary
 def refine_files_command(
     ctx: typer.Context,
     files: Annotated[
@@ -132,45 +139,51 @@ def refine_files_command(
     pass_env: PassEnv = None,
     quiet: Quiet = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Refine several FILES, one verified run each (the pre-commit hook coderefine-refine).
 
     With --write each verified improvement is written atomically; a file with none is left as it was.
 
     A file that cannot be refined is reported in one line, the others still run, and the exit code is its."""
-    from coderefine.commands.refine_files import RefineFilesArgs, refine_files
+    from coderefine.commands.refine_files import refine_files
+    from coderefine.commands.runs import settings_start
+    from coderefine.refine.options import RunOptions
+    from coderefine.settings import resolve_settings
 
-    args = RefineFilesArgs(
-        files=files,
-        task=task,
-        flags=given_settings(ctx),
-        tests=tests,
-        root=root,
-        script=script,
-        write=write,
-        sarif=sarif,
-        pass_env=tuple(pass_env or ()),
-    )
-    exit_with(lambda: refine_files(args, output(quiet, debug), print_error), debug)
+    flags = given_settings(ctx)
+
+    def options(file: Path) -> RunOptions:  # each file's own settings (the pyproject.toml nearest to it)
+        return RunOptions(
+            task=task,
+            file=file,
+            settings=resolve_settings(flags, settings_start(file)),
+            tests=tests,
+            root=root,
+            script=script,
+            write=write,
+            pass_env=tuple(pass_env or ()),
+        )
+
+    return refine_files(task, files, options, output(quiet, debug), print_error, sarif)
 
 
 @app.command("replay", cls=settings_command("sandbox", "image"))
+@in_boundary
 def replay_command(
     ctx: typer.Context,
     trace_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A folder written by --trace.", show_default=False)],
     report: Report = None,
     quiet: Quiet = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Rerun a traced run with its recorded answers: no model, no network, no cost."""
-    from coderefine.commands.replay import ReplayArgs, replay
+    from coderefine.commands.replay import replay
 
-    settings = given_settings(ctx)
-    args = ReplayArgs(trace_dir, report, sandbox=settings["sandbox"], image=settings["image"])
-    exit_with(lambda: replay(args, output(quiet, debug)), debug)
+    return replay(trace_dir, given_settings(ctx), output(quiet, debug), report)
 
 
 @app.command("config", cls=settings_command(*ALL_SETTINGS))
+@in_boundary
 def config_command(
     ctx: typer.Context,
     path: Annotated[
@@ -179,15 +192,15 @@ def config_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Print the effective settings, where each comes from, and which provider a run would use."""
-    from coderefine.commands.config import ConfigArgs, show_config
+    from coderefine.commands.config import show_config
 
-    args = ConfigArgs(path, given_settings(ctx), as_json)
-    exit_with(lambda: show_config(args, stdout), debug)
+    return show_config(path, given_settings(ctx), as_json, stdout)
 
 
 @app.command("check", cls=settings_command(*CHECK_SETTINGS))
+@in_boundary
 def check_command(
     ctx: typer.Context,
     files: Annotated[list[Path], typer.Argument(metavar="FILES", help="Python files to check.", show_default=False)],
@@ -199,17 +212,17 @@ def check_command(
         typer.Option(metavar="FILE", help="Write the findings in --format to this file (text still goes to stdout)."),
     ] = None,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Deterministic thresholds (complexity, maintainability, readability) on FILES: no model, no network.
 
     Exits 0 when every file is within them, 16 when there are findings, 3-6 when a file cannot be checked."""
     from coderefine.commands.check import CheckArgs, run_check
 
-    args = CheckArgs(files, given_settings(ctx), output_format, output)
-    exit_with(lambda: run_check(args, print_error), debug)
+    return run_check(CheckArgs(files, given_settings(ctx), output_format, output), print_error)
 
 
 @app.command("review", cls=settings_command(*ALL_SETTINGS))
+@in_boundary
 def review_command(
     ctx: typer.Context,
     task: Annotated[str, typer.Option(metavar="NAME", help="optimize or readability.")] = "optimize",
@@ -230,25 +243,19 @@ def review_command(
     pass_env: PassEnv = None,
     quiet: Quiet = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Review a pull request in GitHub Actions: verified suggestions on the functions it changed.
 
     Reads GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_TOKEN and GITHUB_WORKSPACE."""
-    from coderefine.commands.review import ReviewArgs, review
+    from coderefine.commands.review import path_globs, review
+    from coderefine.github.review import ReviewOptions
 
-    args = ReviewArgs(
-        flags=given_settings(ctx),
-        task=task,
-        paths=tuple(paths or ()),
-        max_comments=max_comments,
-        tests=tests,
-        script=script,
-        pass_env=tuple(pass_env or ()),
-    )
-    exit_with(lambda: review(args, output(quiet, debug)), debug)
+    options = ReviewOptions(task, path_globs(paths or ()), max_comments, tests, script, tuple(pass_env or ()))
+    return review(options, given_settings(ctx), output(quiet, debug))
 
 
 @app.command("bench", cls=_RunCommand)
+@in_boundary
 def bench_command(
     ctx: typer.Context,
     suite_dir: Annotated[
@@ -284,27 +291,16 @@ def bench_command(
     pass_env: PassEnv = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Run every task of SUITE_DIR in its own copy and report % improved, speedups or score gains, and
     the per-iteration curve. Finished tasks are saved as they end: rerun the same command to continue."""
-    from coderefine.commands.bench import BenchArgs, run_bench_command
+    from coderefine.bench.runner import BenchRequest
+    from coderefine.commands.bench import run_bench_command
 
-    args = BenchArgs(
-        suite_dir=suite_dir,
-        flags=given_settings(ctx),
-        task=task,
-        script_dir=script_dir,
-        oracle=oracle,
-        jobs=jobs,
-        limit=limit,
-        report=report,
-        html=html,
-        state=state,
-        fresh=fresh,
-        pass_env=tuple(pass_env or ()),
-        quiet=quiet,
+    request = BenchRequest(
+        suite_dir, given_settings(ctx), task, script_dir, oracle, jobs, limit, state, fresh, tuple(pass_env or ())
     )
-    exit_with(lambda: run_bench_command(args, stdout), debug)
+    return run_bench_command(request, stdout, report, html, quiet)
 
 
 # `coderefine scan` and `coderefine sweep` (a whole project): declared in their own module.

@@ -9,13 +9,14 @@ import typer
 
 from coderefine.cli.options import Command, Group
 from coderefine.cli.params import Debug
-from coderefine.cli.running import exit_with, stdout
+from coderefine.cli.running import in_boundary, stdout
 from coderefine.sandboxes.images import BUILD_TAG
 
 sandbox_app = typer.Typer(cls=Group, help="The Docker sandbox's image.", no_args_is_help=True)
 
 
 @sandbox_app.command("build", cls=Command)
+@in_boundary
 def sandbox_build_command(
     tag: Annotated[str, typer.Option(metavar="TAG", help="Tag of the image to build.")] = BUILD_TAG,
     requirements: Annotated[
@@ -29,11 +30,10 @@ def sandbox_build_command(
         str | None, typer.Option(metavar="IMAGE", help="Base image (default: python:<version>-slim).")
     ] = None,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Build sandbox/Dockerfile (needs a registry for the base image); use the result with --image TAG.
 
     Without a registry, nothing needs building: the offline image is made on the spot."""
-    from coderefine.commands.sandbox_build import SandboxBuildArgs, sandbox_build
+    from coderefine.commands.sandbox_build import sandbox_build
 
-    args = SandboxBuildArgs(tag, requirements, python_version, base)
-    exit_with(lambda: sandbox_build(args, stdout), debug)
+    return sandbox_build(tag, stdout, requirements, python_version, base)

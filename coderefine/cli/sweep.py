@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from coderefine.cli.options import given_settings
 from coderefine.cli.params import Debug, PassEnv, Quiet, Report, Root, Script, Tests
-from coderefine.cli.running import exit_with, stdout
+from coderefine.cli.running import in_boundary, settings_at, stdout
 
 Paths = Annotated[
     list[Path] | None,
@@ -24,6 +23,7 @@ Command = Annotated[
 SCAN_SETTINGS = ("sandbox", "image", "timeout", "memory_mb", "min_calls", "min_coverage")
 
 
+@in_boundary
 def scan_command(
     ctx: typer.Context,
     paths: Paths = None,
@@ -34,26 +34,19 @@ def scan_command(
     pass_env: PassEnv = None,
     quiet: Quiet = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Profile the project's tests (or a workload) in the sandbox and rank its functions by own time.
 
     Only functions defined under PATHS in the project count; each is marked judgeable, or why not."""
-    from coderefine.commands.scan import ScanArgs
-    from coderefine.commands.scan import scan_command as run
+    from coderefine.commands.scan import scan
+    from coderefine.sweep.scan import ScanOptions
 
-    args = ScanArgs(
-        paths=tuple(paths or ()),
-        flags=given_settings(ctx),
-        tests=tests,
-        command=command,
-        root=root,
-        report=report,
-        pass_env=tuple(pass_env or ()),
-        quiet=quiet,
-    )
-    exit_with(lambda: run(args, stdout), debug)
+    found = tuple(paths or ())
+    settings = settings_at(ctx, found[0] if found else None)
+    return scan(ScanOptions(found, settings, tests, command, root, tuple(pass_env or ())), stdout, report, quiet)
 
 
+@in_boundary
 def sweep_command(
     ctx: typer.Context,
     paths: Paths = None,
@@ -96,32 +89,25 @@ def sweep_command(
     pass_env: PassEnv = None,
     quiet: Quiet = False,
     debug: Debug = False,
-) -> None:
+) -> int:
     """Scan the project, then refine the functions worth it in parallel (local processes or a Ray cluster).
 
     Finished functions are saved as they end: rerun the same command to continue."""
-    from coderefine.commands.sweep import SweepArgs
-    from coderefine.commands.sweep import sweep_command as run
+    from coderefine.commands.sweep import SweepReports, sweep
+    from coderefine.sweep.run import SweepOptions
+    from coderefine.sweep.scan import ScanOptions
 
-    args = SweepArgs(
-        paths=tuple(paths or ()),
+    found = tuple(paths or ())
+    settings = settings_at(ctx, found[0] if found else None, **({"provider": "scripted"} if script else {}))
+    options = SweepOptions(
+        scan=ScanOptions(found, settings, tests, command, root, tuple(pass_env or ())),
         task=task,
-        flags=given_settings(ctx),
         top=top,
         min_share=min_share,
-        tests=tests,
-        command=command,
-        root=root,
-        script=script,
         write=write,
-        report=report,
-        markdown=markdown,
-        html=html,
-        sarif=sarif,
         state=state,
         fresh=fresh,
+        script=script,
         from_scan=from_scan,
-        pass_env=tuple(pass_env or ()),
-        quiet=quiet,
     )
-    exit_with(lambda: run(args, stdout), debug)
+    return sweep(options, SweepReports(report, markdown, html, sarif), stdout, quiet)

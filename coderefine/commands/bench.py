@@ -7,7 +7,6 @@ provider's settings and every task folder are checked before the first task runs
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from rich.console import Console
 from coderefine.bench.html import render_html
 from coderefine.bench.report import BenchInfo, bench_dict, bench_table, record_line, render_bench_json, summary_lines
 from coderefine.bench.results import TaskRecord
-from coderefine.bench.runner import BenchOptions, StateFile, default_state_path, run_bench, state_key
+from coderefine.bench.runner import BenchOptions, BenchRequest, StateFile, default_state_path, run_bench, state_key
 from coderefine.bench.suite import load_suite
 from coderefine.errors import BadScript, BadSuite, ExitCode, UsageError, WriteConflict
 from coderefine.providers.registry import choose_provider, make_provider
@@ -72,27 +71,12 @@ def _provider(settings: Settings, oracle: bool, script_dir: Path | None) -> tupl
     return name, getattr(provider, "description", None)
 
 
-@dataclass(frozen=True)
-class BenchArgs:
-    suite_dir: Path
-    flags: Mapping[str, Any]  # the setting options as given (None: not given)
-    task: str | None = None
-    script_dir: Path | None = None
-    oracle: bool = False
-    jobs: int = 1
-    limit: int | None = None
-    report: Path | None = None
-    html: Path | None = None
-    state: Path | None = None
-    fresh: bool = False
-    pass_env: tuple[str, ...] = ()
-    quiet: bool = False
-
-
-def run_bench_command(args: BenchArgs, console: Console) -> int:
+def run_bench_command(
+    args: BenchRequest, console: Console, report: Path | None = None, html: Path | None = None, quiet: bool = False
+) -> int:
     """The exit code: 0 when every selected task finished (improved, unchanged or failed), 130 when
     interrupted (finished tasks stay saved)."""
-    suite_dir, script_dir, oracle, jobs, quiet = args.suite_dir, args.script_dir, args.oracle, args.jobs, args.quiet
+    suite_dir, script_dir, oracle, jobs = args.suite_dir, args.script_dir, args.oracle, args.jobs
     flags = dict(args.flags)
     task = _check_arguments(args.task, jobs, args.limit, oracle, flags, script_dir, args.pass_env)
     if oracle or script_dir is not None:
@@ -104,17 +88,7 @@ def run_bench_command(args: BenchArgs, console: Console) -> int:
         raise BadSuite(f"{suite_dir}: no task has a reference.py, so --oracle has nothing to offer")
     key = state_key(suite_dir, task, settings, script_dir, oracle, args.pass_env)
     state_file = StateFile(args.state or default_state_path(key, Path.cwd()), key)
-    options = BenchOptions(
-        tasks=tasks,
-        task=task,
-        settings=settings,
-        script_dir=script_dir,
-        oracle=oracle,
-        jobs=jobs,
-        state=state_file,
-        fresh=args.fresh,
-        pass_env=args.pass_env,
-    )
+    options = BenchOptions(args, task, settings, tasks, state_file)
 
     progress = task_progress(console, quiet=quiet)
     title = f"bench {task} ({provider}, {jobs} job{'s' if jobs != 1 else ''})"
@@ -151,8 +125,8 @@ def run_bench_command(args: BenchArgs, console: Console) -> int:
         model=model,
         script_dir=str(script_dir) if script_dir is not None else None,
         jobs=jobs,
-        sandbox=", ".join(sandboxes) or settings["sandbox"],
-        settings={name: value.value for name, value in sorted(settings.values.items())},
+        sandbox=", ".join(sandboxes) or settings.sandbox,
+        settings=dict(sorted(settings.as_dict().items())),
         state=str(state_file.path),
     )
     data = bench_dict(info, run)
@@ -160,7 +134,7 @@ def run_bench_command(args: BenchArgs, console: Console) -> int:
         console.print(bench_table(task, run.records))
     for line in summary_lines(data):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-    for path, text in ((args.report, render_bench_json(data)), (args.html, render_html(data))):
+    for path, text in ((report, render_bench_json(data)), (html, render_html(data))):
         if path is None:
             continue
         try:

@@ -40,7 +40,7 @@ def run_check(args: CheckArgs, report_error: Callable[[str], None]) -> int:
         raise UsageError(f"--format must be one of {', '.join(OUTPUT_FORMATS)}, not {args.output_format!r}")
     settings = resolve_settings(args.flags, common_folder(args.files))
     thresholds = CheckThresholds.from_settings(settings)
-    outcome = check_files(args.files, thresholds, CheckCache() if settings["cache"] else None)
+    outcome = check_files(args.files, thresholds, CheckCache() if settings.cache else None)
     outcome.findings = sorted_findings(outcome.findings)
 
     lines = [finding.line_text() for finding in outcome.findings]

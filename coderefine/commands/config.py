@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +19,14 @@ from coderefine.setting_specs import SPECS, default_cache_dir
 from coderefine.settings import Settings, mask_secret, resolve_settings
 
 
-@dataclass(frozen=True)
-class ConfigArgs:
-    path: Path | None  # the file or folder whose pyproject.toml applies (None: here)
-    flags: Mapping[str, Any]  # the setting options as given (None: not given)
-    as_json: bool = False
-
-
-def show_config(args: ConfigArgs, console: Console) -> int:
-    """Print the effective settings, where each comes from, and which provider a run would use."""
-    start = args.path or Path.cwd()
+def show_config(path: Path | None, flags: Mapping[str, Any], as_json: bool, console: Console) -> int:
+    """Print the effective settings at `path` (the file or folder whose pyproject.toml applies; None:
+    here), where each comes from, and which provider a run would use."""
+    start = path or Path.cwd()
     if not start.exists():
         raise InputFileNotFound(f"{start}: no such file or folder")
-    view = describe_settings(resolve_settings(args.flags, start))
-    if args.as_json:
+    view = describe_settings(resolve_settings(flags, start))
+    if as_json:
         console.print_json(data=view)
     else:
         render_settings(console, view)
@@ -45,8 +38,9 @@ def describe_settings(settings: Settings, environ: Mapping[str, str] | None = No
     choice = choose_provider(settings, None, environ)
     key = api_key(settings, environ)
     rows = []
+    values = settings.as_dict()
     for spec in SPECS:
-        value = settings[spec.name]
+        value = values[spec.name]
         if spec.name == "cache_dir" and value is None:
             value = default_cache_dir()
         if isinstance(value, tuple):
@@ -62,7 +56,7 @@ def describe_settings(settings: Settings, environ: Mapping[str, str] | None = No
     return {
         "provider": {"name": choice.name, "reason": choice.reason},
         "api_key": {
-            "variable": settings["api_key_env"],
+            "variable": settings.api_key_env,
             "value": mask_secret(key) if key else None,
         },
         "pyproject": str(settings.pyproject) if settings.pyproject else None,

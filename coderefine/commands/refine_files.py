@@ -6,55 +6,35 @@ failure's. With --write each verified improvement is written atomically; a file 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from coderefine.commands.runs import Output, run_once, settings_start, write_sarif
+from coderefine.commands.runs import Output, run_once, write_sarif
 from coderefine.errors import ExitCode, UsageError
 from coderefine.records import Result, RunError
 from coderefine.refine.run import RunOptions
-from coderefine.settings import resolve_settings
 
 TASKS = ("readability", "optimize")
 
 
-@dataclass(frozen=True)
-class RefineFilesArgs:
-    files: Sequence[Path]
-    task: str
-    flags: Mapping[str, Any]  # the setting options as given (None: not given)
-    tests: Path | None = None
-    root: Path | None = None
-    script: Path | None = None
-    write: bool = False
-    sarif: Path | None = None
-    pass_env: tuple[str, ...] = ()
-
-
-def refine_files(args: RefineFilesArgs, output: Output, report_error: Callable[[str], None]) -> int:
-    """Each file's run, rendered under its name; `report_error` tells a failed file's error and goes on."""
-    if args.task not in TASKS:
-        raise UsageError(f"--task must be readability or optimize, not {args.task!r}")
+def refine_files(
+    task: str,
+    files: Sequence[Path],
+    options_for: Callable[[Path], RunOptions],
+    output: Output,
+    report_error: Callable[[str], None],
+    sarif: Path | None = None,
+) -> int:
+    """Each file's run, rendered under its name; `report_error` tells a failed file's error and goes on.
+    `options_for(file)` makes that file's options inside its run, so that its bad settings fail it alone."""
+    if task not in TASKS:
+        raise UsageError(f"--task must be readability or optimize, not {task!r}")
     runs: list[Result] = []
     first_error: RunError | None = None
-    for file in args.files:
-
-        def options(file: Path = file) -> RunOptions:
-            return RunOptions(
-                task=args.task,
-                file=file,
-                settings=resolve_settings(args.flags, settings_start(file)),
-                tests=args.tests,
-                root=args.root,
-                script=args.script,
-                write=args.write,
-                pass_env=args.pass_env,
-            )
-
+    for file in files:
         output.stdout.print(f"== {file}", markup=False, highlight=False)
-        result = run_once(args.task, str(file), options, output)
+        result = run_once(task, str(file), functools.partial(options_for, file), output)
         runs.append(result)
         if result.interrupted:
             output.notice("interrupted: nothing more was written")
@@ -62,6 +42,6 @@ def refine_files(args: RefineFilesArgs, output: Output, report_error: Callable[[
         if result.error is not None:
             report_error(result.error.message)
             first_error = first_error or result.error
-    if args.sarif is not None:
-        write_sarif(args.sarif, runs, "refine")
+    if sarif is not None:
+        write_sarif(sarif, runs, "refine")
     return first_error.code if first_error is not None else 0

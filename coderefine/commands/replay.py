@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from coderefine.commands.runs import Output, run_and_report, settings_start
 from coderefine.errors import CoderefineError
@@ -12,18 +13,13 @@ from coderefine.refine.trace import read_run_record
 from coderefine.settings import resolve_settings
 
 
-@dataclass(frozen=True)
-class ReplayArgs:
-    trace_dir: Path
-    report: Path | None = None
-    sandbox: str | None = None  # the two settings a replay may change: where it runs
-    image: str | None = None
+def replay(trace_dir: Path, where: Mapping[str, Any], output: Output, report: Path | None = None) -> int:
+    """Rerun the run traced in `trace_dir`; `where` holds the two settings a replay may change, the sandbox
+    and its image (None: as resolved for the traced file)."""
 
-
-def replay(args: ReplayArgs, output: Output) -> int:
     def options() -> RunOptions:
-        record = read_run_record(args.trace_dir)
-        flags = {**record.settings, "provider": "scripted", "sandbox": args.sandbox, "image": args.image}
+        record = read_run_record(trace_dir)
+        flags = {**record.settings, "provider": "scripted", "sandbox": where["sandbox"], "image": where["image"]}
         return RunOptions(
             task=record.task,
             file=record.file,
@@ -37,10 +33,10 @@ def replay(args: ReplayArgs, output: Output) -> int:
             bench=record.bench,
         )
 
-    task, file = "optimize", str(args.trace_dir)
+    task, file = "optimize", str(trace_dir)
     try:
-        record = read_run_record(args.trace_dir)
+        record = read_run_record(trace_dir)
         task, file = record.task, str(record.file)
     except CoderefineError:
         pass  # reported by the run itself, with the report written
-    return run_and_report(task, file, options, output, args.report)
+    return run_and_report(task, file, options, output, report)

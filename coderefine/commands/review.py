@@ -7,52 +7,39 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coderefine.commands.runs import Output
 from coderefine.errors import ExitCode, UsageError
 from coderefine.settings import resolve_settings
 
+if TYPE_CHECKING:
+    from coderefine.github.review import ReviewOptions
+
 TASKS = ("optimize", "readability")
 
 
-@dataclass(frozen=True)
-class ReviewArgs:
-    flags: Mapping[str, Any]  # the setting options as given (None: not given)
-    task: str = "optimize"
-    paths: Sequence[str] = ()  # as given: repeatable, each separated by commas or newlines
-    max_comments: int = 30
-    tests: Path | None = None
-    script: Path | None = None
-    pass_env: tuple[str, ...] = ()
-
-
 def path_globs(values: Sequence[str]) -> tuple[str, ...]:
+    """--paths as given (repeatable, each separated by commas or newlines) as one tuple of globs."""
     return tuple(g.strip() for value in values for g in value.replace("\n", ",").split(",") if g.strip())
 
 
-def review(args: ReviewArgs, output: Output, environ: Mapping[str, str] | None = None) -> int:
-    from coderefine.github.review import ReviewOptions, review_pull_request
+def review(
+    options: ReviewOptions, flags: Mapping[str, Any], output: Output, environ: Mapping[str, str] | None = None
+) -> int:
+    """Review the pull request of the Actions environment; the settings apply as in the checkout."""
+    from coderefine.github.review import review_pull_request
     from coderefine.reports.console import ConsoleView
 
     environ = os.environ if environ is None else environ
-    if args.task not in TASKS:
-        raise UsageError(f"--task must be optimize or readability, not {args.task!r}")
+    if options.task not in TASKS:
+        raise UsageError(f"--task must be optimize or readability, not {options.task!r}")
     workspace = Path(environ.get("GITHUB_WORKSPACE") or Path.cwd())
     view = ConsoleView(output.stdout, quiet=output.quiet)
     try:
-        review_options = ReviewOptions(
-            task=args.task,
-            settings=resolve_settings(args.flags, workspace if workspace.is_dir() else Path.cwd()),
-            paths=path_globs(args.paths),
-            max_comments=args.max_comments,
-            tests=args.tests,
-            script=args.script,
-            pass_env=args.pass_env,
-        )
-        outcome = review_pull_request(environ, review_options, view)
+        settings = resolve_settings(flags, workspace if workspace.is_dir() else Path.cwd())
+        outcome = review_pull_request(environ, options, settings, view)
     except KeyboardInterrupt:
         view.close()
         output.notice("interrupted: nothing more was posted")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from coderefine.errors import WriteConflict
-from coderefine.settings import resolve_settings
 from coderefine.sweep.scan import ScanOptions, ScanResult, run_scan
 from coderefine.writeback import write_text_atomically
 
 TABLE_ROWS = 30
-
-
-@dataclass(frozen=True)
-class ScanArgs:
-    paths: tuple[Path, ...]
-    flags: Mapping[str, Any]
-    tests: Path | None = None
-    command: str | None = None
-    root: Path | None = None
-    report: Path | None = None
-    pass_env: tuple[str, ...] = ()
-    limit: int = TABLE_ROWS
-    quiet: bool = False
 
 
 def scan_table(result: ScanResult, limit: int) -> Table:
@@ -71,18 +55,18 @@ def write_report(path: Path, data: dict[str, Any]) -> None:
         raise WriteConflict(f"cannot write the report to {path}: {exc.strerror}") from None
 
 
-def scan_command(args: ScanArgs, console: Console) -> int:
-    start = args.paths[0] if args.paths else Path.cwd()
-    settings = resolve_settings(args.flags, start if start.exists() else Path.cwd())
-    options = ScanOptions(args.paths, settings, args.tests, args.command, args.root, args.pass_env)
+def scan(
+    options: ScanOptions, console: Console, report: Path | None = None, quiet: bool = False, limit: int = TABLE_ROWS
+) -> int:
+    """Profile and rank; the table (the first `limit` rows) and the summary on `console`, all in `report`."""
     result = run_scan(options)
     for warning in result.warnings:
         console.print(f"warning: {warning}", highlight=False, markup=False, soft_wrap=True)
-    if not args.quiet:
-        console.print(scan_table(result, args.limit))
-        if len(result.entries) > args.limit:
-            console.print(f"({len(result.entries) - args.limit} more in --report)", highlight=False)
+    if not quiet:
+        console.print(scan_table(result, limit))
+        if len(result.entries) > limit:
+            console.print(f"({len(result.entries) - limit} more in --report)", highlight=False)
     console.print(summary(result), highlight=False, markup=False, soft_wrap=True)
-    if args.report is not None:
-        write_report(args.report, {"coderefine_scan": 1, **result.to_dict()})
+    if report is not None:
+        write_report(report, {"coderefine_scan": 1, **result.to_dict()})
     return 0

@@ -65,8 +65,9 @@ _FILE_ERRORS = frozenset(
 
 @dataclass(frozen=True)
 class ReviewOptions:
+    """What the review is asked (the settings come apart: they are resolved in the checkout)."""
+
     task: str
-    settings: Settings
     paths: tuple[str, ...] = ()
     max_comments: int = MAX_COMMENTS
     tests: Path | None = None
@@ -126,8 +127,8 @@ def deterministic_findings(workspace: Path, patches: list[FilePatch], settings: 
     return lines
 
 
-def _provider_line(options: ReviewOptions) -> str:
-    choice = choose_provider(options.settings, options.script)
+def _provider_line(options: ReviewOptions, settings: Settings) -> str:
+    choice = choose_provider(settings, options.script)
     if choice.name == "offline":
         return (
             f"provider: offline ({choice.reason}): deterministic checks only - rule-based rewrites, "
@@ -137,13 +138,18 @@ def _provider_line(options: ReviewOptions) -> str:
 
 
 def _review_function(
-    context: ActionsContext, patch: FilePatch, definition: Definition, options: ReviewOptions, view: LoopObserver
+    context: ActionsContext,
+    patch: FilePatch,
+    definition: Definition,
+    options: ReviewOptions,
+    settings: Settings,
+    view: LoopObserver,
 ) -> FunctionOutcome:
     source_path = context.workspace / patch.path
     run_options = RunOptions(
         task=options.task,
         file=source_path,
-        settings=options.settings,
+        settings=settings,
         function=definition.name,
         tests=options.tests,
         script=options.script,
@@ -170,7 +176,12 @@ def _review_function(
 
 
 def _collect(
-    client: GitHubClient, context: ActionsContext, options: ReviewOptions, outcome: ReviewOutcome, view: LoopObserver
+    client: GitHubClient,
+    context: ActionsContext,
+    options: ReviewOptions,
+    settings: Settings,
+    outcome: ReviewOutcome,
+    view: LoopObserver,
 ) -> None:
     pull = context.pull
     patches: list[FilePatch] = []
@@ -183,7 +194,7 @@ def _collect(
             outcome.notes.append(f"`{path}`: GitHub sent no diff for it (too large or binary); not reviewed")
         else:
             patches.append(patch)
-    outcome.findings = deterministic_findings(context.workspace, patches, options.settings)
+    outcome.findings = deterministic_findings(context.workspace, patches, settings)
 
     for patch in patches:
         try:
@@ -202,7 +213,7 @@ def _collect(
                 continue
             view.note(f"review: {patch.path} {definition.name}")
             try:
-                outcome.functions.append(_review_function(context, patch, definition, options, view))
+                outcome.functions.append(_review_function(context, patch, definition, options, settings, view))
             except CoderefineError as exc:
                 if exc.exit_code in _FILE_ERRORS:
                     file_error = exc.message
@@ -318,7 +329,9 @@ def _publish(
     return render_summary(outcome, inline=False)
 
 
-def review_pull_request(environ: Mapping[str, str], options: ReviewOptions, view: LoopObserver) -> ReviewOutcome:
+def review_pull_request(
+    environ: Mapping[str, str], options: ReviewOptions, settings: Settings, view: LoopObserver
+) -> ReviewOutcome:
     """Review the pull request of this Actions job. Raises the error that ended it early, after publishing."""
     context = read_context(environ)
     pull = context.pull
@@ -328,14 +341,14 @@ def review_pull_request(environ: Mapping[str, str], options: ReviewOptions, view
         number=pull.number,
         head_sha=pull.head_sha,
         task=options.task,
-        provider_line=_provider_line(options),
+        provider_line=_provider_line(options, settings),
     )
     outcome.skipped = skip_reason(head_commit(context.workspace, pull.head_sha))
     if outcome.skipped is not None:
         return outcome
     client = GitHubClient(context.api_url, context.token)
     try:
-        _collect(client, context, options, outcome, view)
+        _collect(client, context, options, settings, outcome, view)
         step_summary = _publish(client, context, outcome, options.max_comments)
     finally:
         client.close()

@@ -47,17 +47,17 @@ def _openai(setup: ProviderSetup) -> Provider:
 
     settings = setup.settings
     cache = None
-    if settings["cache"]:
-        cache = ResponseCache(settings["cache_dir"] or default_cache_dir())
+    if settings.cache:
+        cache = ResponseCache(settings.cache_dir or default_cache_dir())
     config = OpenAIConfig(
-        model=settings["model"],
-        base_url=settings["base_url"],
+        model=settings.model,
+        base_url=settings.base_url,
         api_key=api_key(settings, setup.environ),
-        api_key_env=settings["api_key_env"],
-        temperature=settings["temperature"],
-        seed=settings["seed"],
-        request_timeout=settings["request_timeout"],
-        max_retries=settings["max_retries"],
+        api_key_env=settings.api_key_env,
+        temperature=settings.temperature,
+        seed=settings.seed,
+        request_timeout=settings.request_timeout,
+        max_retries=settings.max_retries,
     )
     return OpenAIProvider(config, cache)
 
@@ -70,7 +70,7 @@ PROVIDERS: dict[str, Callable[[ProviderSetup], Provider]] = {
 
 
 def api_key(settings: Settings, environ: Mapping[str, str]) -> str | None:
-    return environ.get(settings["api_key_env"], "").strip() or None
+    return environ.get(settings.api_key_env, "").strip() or None
 
 
 def choose_provider(
@@ -82,14 +82,14 @@ def choose_provider(
     if settings.is_set("provider"):
         source = settings.source("provider")
         return ProviderChoice(
-            settings["provider"], f"set by {source}" if source != "pyproject.toml" else "set in pyproject.toml"
+            settings.provider, f"set by {source}" if source != "pyproject.toml" else "set in pyproject.toml"
         )
     if script is not None:
         return ProviderChoice("scripted", "--script was given")
-    key_env = settings["api_key_env"]
+    key_env = settings.api_key_env
     if api_key(settings, environ):
         return ProviderChoice("openai", f"{key_env} is set")
-    if settings["base_url"] is not None:
+    if settings.base_url is not None:
         return ProviderChoice("openai", f"base_url is set ({settings.source('base_url')})")
     return ProviderChoice("offline", f"no model configured; set {key_env} or base_url to use one")
 

@@ -96,9 +96,9 @@ class CheckThresholds:
     @classmethod
     def from_settings(cls, settings: Settings) -> CheckThresholds:
         return cls(
-            max_complexity=settings["max_complexity"],
-            min_maintainability=settings["min_maintainability"],
-            min_readability=settings["min_readability"],
+            max_complexity=settings.max_complexity,
+            min_maintainability=settings.min_maintainability,
+            min_readability=settings.min_readability,
         )
 
     def key(self) -> str:

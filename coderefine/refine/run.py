@@ -132,8 +132,8 @@ class _Run:
         provider = self._prepare_provider(model_provider, project, source)  # wrapped for --trace
         evaluation_settings = self._evaluation_settings(task, source, targets, bench, project.root)
         settings = options.settings
-        cache = default_selection_cache() if settings["cache"] else None
-        selection = plan_selection(project, targets, source.text, settings["test_selection"], cache)
+        cache = default_selection_cache() if settings.cache else None
+        selection = plan_selection(project, targets, source.text, settings.test_selection, cache)
         evaluator = Evaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
         try:
@@ -169,7 +169,7 @@ class _Run:
 
     def _choose_sandbox(self) -> Sandbox:
         settings = self.options.settings
-        sandbox = make_sandbox(settings["sandbox"], settings["image"])
+        sandbox = make_sandbox(settings.sandbox, settings.image)
         self.sandbox_facts = (sandbox.name, sandbox.reason or f"set by {settings.source('sandbox')}")
         if sandbox.warning:
             self.warnings.append(sandbox.warning)
@@ -205,7 +205,7 @@ class _Run:
         options = self.options
         settings = options.settings
         gen_inputs = 0
-        if settings["gen_inputs"]:
+        if settings.gen_inputs:
             try:
                 import hypothesis  # noqa: F401  (only asked whether it is there: the sandbox uses it)
             except ImportError:
@@ -214,33 +214,33 @@ class _Run:
                 self.warnings.append("--gen-inputs: not for a script (importing it runs it); the tests alone judge it")
             else:
                 gen_inputs = GENERATED_PER_TARGET
-        unknown = [name for name in settings["unordered"] if name not in targets]
+        unknown = [name for name in settings.unordered if name not in targets]
         if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
             self.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
         return EvaluationSettings(
             measure_speed=task.measure_speed,
-            test_timeout=settings["timeout"],
-            memory_mb=settings["memory_mb"],
-            timing_pairs=settings["timing_pairs"],
-            timing_budget=settings["timing_budget"],
-            min_speedup=settings["min_speedup"],
-            rel_tol=settings["rel_tol"],
-            abs_tol=settings["abs_tol"],
-            unordered=tuple(name for name in settings["unordered"] if name in targets),
-            min_calls=settings["min_calls"],
-            min_coverage=settings["min_coverage"],
-            allow_insufficient_tests=settings["allow_insufficient_tests"],
-            allow=settings["allow"],
+            test_timeout=settings.timeout,
+            memory_mb=settings.memory_mb,
+            timing_pairs=settings.timing_pairs,
+            timing_budget=settings.timing_budget,
+            min_speedup=settings.min_speedup,
+            rel_tol=settings.rel_tol,
+            abs_tol=settings.abs_tol,
+            unordered=tuple(name for name in settings.unordered if name in targets),
+            min_calls=settings.min_calls,
+            min_coverage=settings.min_coverage,
+            allow_insufficient_tests=settings.allow_insufficient_tests,
+            allow=settings.allow,
             script=runs_as_program(source.text),
             gen_inputs=gen_inputs,
             pass_env=options.pass_env,
             keep_workspaces=options.keep_workspaces,
             bench=bench,
             timing_lock=options.timing_lock,
-            output_match=settings["output_match"],
-            compare_stderr=settings["compare_stderr"],
-            min_runs=settings["min_runs"],
-            timing_inputs=resolve_timing_inputs(settings["timing_inputs"], root),
+            output_match=settings.output_match,
+            compare_stderr=settings.compare_stderr,
+            min_runs=settings.min_runs,
+            timing_inputs=resolve_timing_inputs(settings.timing_inputs, root),
             timing_lock_scope=options.timing_lock_scope,
         )
 
@@ -265,12 +265,12 @@ class _Run:
             offline_rules=task.offline_rules,
         )
         loop_settings = LoopSettings(
-            max_iterations=settings["max_iterations"] or task.max_iterations,
-            patience=settings["patience"] or task.patience,
+            max_iterations=settings.max_iterations or task.max_iterations,
+            patience=settings.patience or task.patience,
             min_improvement=task.min_improvement,
-            max_calls=settings["max_calls"],
-            max_tokens=settings["max_tokens"],
-            context_tokens=settings["context_tokens"],
+            max_calls=settings.max_calls,
+            max_tokens=settings.max_tokens,
+            context_tokens=settings.context_tokens,
         )
         return RefinementLoop(task, scorer_for(task), provider, evaluator, context, loop_settings, observer)
 

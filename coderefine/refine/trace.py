@@ -61,7 +61,7 @@ def write_run_record(folder: Path, options: RunOptions, project_root: Path, file
         "root": str(project_root),
         "pass_env": list(options.pass_env),
         "bench": options.bench,
-        "settings": {name: options.settings[name] for name in REPLAYED_SETTINGS},
+        "settings": {name: value for name, value in options.settings.as_dict().items() if name in REPLAYED_SETTINGS},
     }
     write_text_atomically(folder / RUN_RECORD, json.dumps(record, indent=2) + "\n")
 

@@ -65,16 +65,16 @@ def verify_merged(
     targets = resolve_targets(original, None, path)
     evaluation_settings = EvaluationSettings(
         measure_speed=False,
-        test_timeout=settings["timeout"],
-        memory_mb=settings["memory_mb"],
-        rel_tol=settings["rel_tol"],
-        abs_tol=settings["abs_tol"],
-        unordered=tuple(name for name in settings["unordered"] if name in targets),
+        test_timeout=settings.timeout,
+        memory_mb=settings.memory_mb,
+        rel_tol=settings.rel_tol,
+        abs_tol=settings.abs_tol,
+        unordered=tuple(name for name in settings.unordered if name in targets),
         min_calls=0,
         min_coverage=0.0,
         allow_insufficient_tests=True,
     )
-    evaluator = Evaluator(project, targets, make_sandbox(settings["sandbox"], settings["image"]), evaluation_settings)
+    evaluator = Evaluator(project, targets, make_sandbox(settings.sandbox, settings.image), evaluation_settings)
     try:
         evaluator.baseline(original)
         evaluation = evaluator.evaluate(replace(original_candidate(code), origin="merge"))

@@ -64,7 +64,7 @@ def state_key(options: SweepOptions, root: Path, paths: tuple[str, ...]) -> dict
         "command": scan.command,
         "script": str(options.script.resolve()) if options.script else None,
         "pass_env": sorted(scan.pass_env),
-        "settings": {name: value.value for name, value in sorted(settings.values.items())},
+        "settings": dict(sorted(settings.as_dict().items())),
     }
 
 

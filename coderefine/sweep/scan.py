@@ -138,15 +138,15 @@ def run_scan(options: ScanOptions) -> ScanResult:
     started = time.perf_counter()
     settings = options.settings
     root, paths, tests, command = validate(options)
-    sandbox = make_sandbox(settings["sandbox"], settings["image"])
+    sandbox = make_sandbox(settings.sandbox, settings.image)
     job = ProfileJob(
         root=root,
         paths=paths,
         tests=tests,
         command=command,
-        min_calls=max(1, settings["min_calls"]),
-        timeout=settings["timeout"],
-        memory_mb=settings["memory_mb"],
+        min_calls=max(1, settings.min_calls),
+        timeout=settings.timeout,
+        memory_mb=settings.memory_mb,
         pass_env=options.pass_env,
     )
     try:
@@ -173,8 +173,8 @@ def run_scan(options: ScanOptions) -> ScanResult:
         report.functions,
         report.total_seconds,
         _read(root),
-        min_calls=settings["min_calls"],
-        min_coverage=settings["min_coverage"],
+        min_calls=settings.min_calls,
+        min_coverage=settings.min_coverage,
     )
     return ScanResult(
         root=root,

@@ -101,7 +101,7 @@ def test_the_runner_report_becomes_refusals_and_trust_figures():
 
 
 def test_allow_takes_only_known_powers(tmp_path):
-    assert resolve_settings({"allow": "network,thread"}, tmp_path, {})["allow"] == ("network", "thread")
+    assert resolve_settings({"allow": "network,thread"}, tmp_path, {}).allow == ("network", "thread")
     with pytest.raises(UsageError, match="--allow: unknown sockets; choose from network"):
         resolve_settings({"allow": "sockets"}, tmp_path, {})
     (tmp_path / "pyproject.toml").write_text('[tool.coderefine]\nallow = ["clocks"]\n')

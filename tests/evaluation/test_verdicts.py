@@ -34,13 +34,13 @@ def test_comparison_and_gate_settings_from_flag_env_and_pyproject(tmp_path):
         '[tool.coderefine]\nunordered = ["unique", "pairs"]\nrel_tol = 1e-6\nmin_coverage = 0.9\n'
     )
     settings = resolve_settings({}, tmp_path, {})
-    assert settings["unordered"] == ("unique", "pairs") and settings.source("unordered") == "pyproject.toml"
-    assert settings["rel_tol"] == 1e-6 and settings["min_coverage"] == 0.9
-    assert (settings["abs_tol"], settings["min_calls"], settings["allow_insufficient_tests"]) == (0.0, 3, False)
+    assert settings.unordered == ("unique", "pairs") and settings.source("unordered") == "pyproject.toml"
+    assert settings.rel_tol == 1e-6 and settings.min_coverage == 0.9
+    assert (settings.abs_tol, settings.min_calls, settings.allow_insufficient_tests) == (0.0, 3, False)
     from_env = resolve_settings({}, tmp_path, {"CODEREFINE_UNORDERED": "a, b,", "CODEREFINE_MIN_CALLS": "7"})
-    assert from_env["unordered"] == ("a", "b") and from_env["min_calls"] == 7
+    assert from_env.unordered == ("a", "b") and from_env.min_calls == 7
     flags = resolve_settings({"unordered": "f", "allow_insufficient_tests": True}, tmp_path, {})
-    assert flags["unordered"] == ("f",) and flags["allow_insufficient_tests"] is True
+    assert flags.unordered == ("f",) and flags.allow_insufficient_tests is True
     with pytest.raises(ConfigError, match="CODEREFINE_MIN_COVERAGE must be at most 1"):
         resolve_settings({}, tmp_path, {"CODEREFINE_MIN_COVERAGE": "1.5"})
     (tmp_path / "pyproject.toml").write_text("[tool.coderefine]\nunordered = 3\n")

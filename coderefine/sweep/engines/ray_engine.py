@@ -213,6 +213,6 @@ class RayEngine:
 
 def model_env(settings: Any) -> dict[str, str]:
     """The model key's variable, when it is set here: the only secret the workers get."""
-    name = settings["api_key_env"]
+    name = settings.api_key_env
     value = os.environ.get(name)
     return {name: value} if value else {}
