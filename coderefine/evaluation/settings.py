@@ -1,7 +1,9 @@
 """What an Evaluator is told: the user's settings that shape an evaluation, and a few internal ones.
 
-A field that mirrors a user setting takes its default from the setting's spec (`coderefine.settings`), so
-each default is written once; the others are the evaluator's own (capture limits, pyperf's parameters).
+A field that mirrors a user setting takes its default from the setting's spec (`coderefine.setting_specs`),
+so each default is written once; the others are the evaluator's own (capture limits, pyperf's parameters)
+or the run's (`from_settings`' keyword arguments). Every run builds it with `from_settings`, so a setting
+reaches the evaluation by one path.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coderefine.evaluation.workload import UserBenchmark
 from coderefine.setting_specs import SPEC_BY_NAME
+
+if TYPE_CHECKING:
+    from coderefine.settings import Settings
 
 
 def _user_default(name: str) -> Any:
@@ -60,3 +65,29 @@ class EvaluationSettings:
     # and replay never overlap another job's timing either), or "timing", only the timing steps inside the
     # sandbox (sweep: tests and replays run side by side, timing never does)
     timing_lock_scope: str = "run"
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, measure_speed: bool, targets: tuple[str, ...], **run: Any
+    ) -> EvaluationSettings:
+        """The evaluation a run's settings ask for, on these targets (`unordered` keeps only theirs); `run`
+        sets the fields the run itself decides (script, gen_inputs, pass_env, bench, timing lock, ...)."""
+        return cls(
+            measure_speed=measure_speed,
+            test_timeout=settings.timeout,
+            memory_mb=settings.memory_mb,
+            timing_pairs=settings.timing_pairs,
+            timing_budget=settings.timing_budget,
+            min_speedup=settings.min_speedup,
+            rel_tol=settings.rel_tol,
+            abs_tol=settings.abs_tol,
+            unordered=tuple(name for name in settings.unordered if name in targets),
+            min_calls=settings.min_calls,
+            min_coverage=settings.min_coverage,
+            allow_insufficient_tests=settings.allow_insufficient_tests,
+            allow=settings.allow,
+            output_match=settings.output_match,
+            compare_stderr=settings.compare_stderr,
+            min_runs=settings.min_runs,
+            **run,
+        )

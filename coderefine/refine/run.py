@@ -217,29 +217,16 @@ class _Run:
         unknown = [name for name in settings.unordered if name not in targets]
         if unknown:  # a pyproject.toml setting applies to many files: not an error, but say so
             self.warnings.append(f"unordered: {', '.join(unknown)} not among this run's targets ({', '.join(targets)})")
-        return EvaluationSettings(
+        return EvaluationSettings.from_settings(
+            settings,
             measure_speed=task.measure_speed,
-            test_timeout=settings.timeout,
-            memory_mb=settings.memory_mb,
-            timing_pairs=settings.timing_pairs,
-            timing_budget=settings.timing_budget,
-            min_speedup=settings.min_speedup,
-            rel_tol=settings.rel_tol,
-            abs_tol=settings.abs_tol,
-            unordered=tuple(name for name in settings.unordered if name in targets),
-            min_calls=settings.min_calls,
-            min_coverage=settings.min_coverage,
-            allow_insufficient_tests=settings.allow_insufficient_tests,
-            allow=settings.allow,
+            targets=targets,
             script=runs_as_program(source.text),
             gen_inputs=gen_inputs,
             pass_env=options.pass_env,
             keep_workspaces=options.keep_workspaces,
             bench=bench,
             timing_lock=options.timing_lock,
-            output_match=settings.output_match,
-            compare_stderr=settings.compare_stderr,
-            min_runs=settings.min_runs,
             timing_inputs=resolve_timing_inputs(settings.timing_inputs, root),
             timing_lock_scope=options.timing_lock_scope,
         )

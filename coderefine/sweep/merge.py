@@ -55,7 +55,7 @@ def merge_code(original: str, outcomes: Sequence[FunctionOutcome]) -> str:
 
 
 def verify_merged(
-    root: Path, file: str, original: str, code: str, settings: Settings, tests: Path | None
+    root: Path, file: str, original: str, code: str, settings: Settings, tests: Path | None, pass_env: tuple[str, ...]
 ) -> tuple[bool, str]:
     """The merged file judged as a candidate for every function of the file: its tests pass and every
     recorded call replays identically. Each change's speed was proven by its own run; what only the merge
@@ -63,17 +63,11 @@ def verify_merged(
     path = root / file
     project = resolve_project(path, tests, root)
     targets = resolve_targets(original, None, path)
-    evaluation_settings = EvaluationSettings(
-        measure_speed=False,
-        test_timeout=settings.timeout,
-        memory_mb=settings.memory_mb,
-        rel_tol=settings.rel_tol,
-        abs_tol=settings.abs_tol,
-        unordered=tuple(name for name in settings.unordered if name in targets),
-        min_calls=0,
-        min_coverage=0.0,
-        allow_insufficient_tests=True,
+    # Each function's own run passed the sufficiency gate already; the merge is judged on whatever it records.
+    evaluation_settings = EvaluationSettings.from_settings(
+        settings, measure_speed=False, targets=targets, pass_env=pass_env
     )
+    evaluation_settings = replace(evaluation_settings, min_calls=0, min_coverage=0.0, allow_insufficient_tests=True)
     evaluator = Evaluator(project, targets, make_sandbox(settings.sandbox, settings.image), evaluation_settings)
     try:
         evaluator.baseline(original)
@@ -99,6 +93,7 @@ def plan_file(
     outcomes: Sequence[FunctionOutcome],
     settings: Settings,
     tests: Path | None,
+    pass_env: tuple[str, ...] = (),
 ) -> FilePlan:
     verified = sorted((o for o in outcomes if o.verified), key=lambda o: -(o.speedup or 0.0))
     if not verified:
@@ -108,7 +103,7 @@ def plan_file(
         return FilePlan(file, only.best_code, (only.function,), "its own run", only.speedup)
     merged = merge_code(original, verified)
     try:
-        ok, why = verify_merged(root, file, original, merged, settings, tests)
+        ok, why = verify_merged(root, file, original, merged, settings, tests, pass_env)
     except CoderefineError as exc:
         ok, why = False, exc.message
     if ok:

@@ -177,7 +177,7 @@ def plan_files(
         plan = state.plans.get(key)
         if plan is None:
             test_path = root / tests if tests else None
-            plan = plan_file(root, file, source.text, of_file, options.scan.settings, test_path)
+            plan = plan_file(root, file, source.text, of_file, options.scan.settings, test_path, options.scan.pass_env)
             state.save_plan(key, plan)
         plans.append(plan)
     return plans
