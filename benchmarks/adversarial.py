@@ -34,8 +34,9 @@ sys.path[:0] = [str(REPO), str(HERE)]
 
 from hacks import KINDS  # noqa: E402
 
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.evaluation.evaluator import SandboxEvaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
+from coderefine.evaluation.settings import EvaluationSettings  # noqa: E402
 from coderefine.records import Baseline, Evaluation  # noqa: E402
 from coderefine.refine.candidate import original_candidate  # noqa: E402
 from coderefine.refine.tasks import SpeedupScorer  # noqa: E402
@@ -126,7 +127,7 @@ def judge_task(
         candidates = [(kind, KINDS[kind](code, entry, copy)) for kind in kinds]
         candidates.append((HONEST, (task / "reference.py").read_text(encoding="utf-8")))
         settings = EvaluationSettings(measure_speed=True, timing_pairs=timing_pairs, min_speedup=0.05, allow=allow)
-        evaluator = Evaluator(
+        evaluator = SandboxEvaluator(
             resolve_project(target), resolve_targets(code, None, target), make_sandbox(sandbox), settings
         )
         scorer = SpeedupScorer()

@@ -30,8 +30,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(REPO)]
 
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.evaluation.evaluator import SandboxEvaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
+from coderefine.evaluation.settings import EvaluationSettings  # noqa: E402
 from coderefine.resources import sandbox_dir  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
 from coderefine.source import resolve_targets  # noqa: E402
@@ -62,7 +63,7 @@ def measure(folder: Path, module_file: str, repeats: int) -> dict[str, float]:
     code = target.read_text(encoding="utf-8")
     settings = EvaluationSettings(measure_speed=False, keep_workspaces=True)
     targets = resolve_targets(code, None, target)
-    evaluator = Evaluator(resolve_project(target), targets, make_sandbox("process"), settings)
+    evaluator = SandboxEvaluator(resolve_project(target), targets, make_sandbox("process"), settings)
     try:
         evaluator.baseline(code)
         figures: dict[bool, list[tuple[float, float]]] = {True: [], False: []}

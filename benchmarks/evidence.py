@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.project import resolve_project
+from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.setting_specs import SPEC_BY_NAME
 from coderefine.source import resolve_targets, runs_as_program
@@ -36,7 +37,9 @@ def task_evidence(folder: Path, sandbox_name: str) -> dict[str, object]:
         min_coverage=SPEC_BY_NAME["min_coverage"].default,
         script=function is None and runs_as_program(code),
     )
-    evaluator = Evaluator(resolve_project(module, None, None), targets, make_sandbox(sandbox_name, None), settings)
+    evaluator = SandboxEvaluator(
+        resolve_project(module, None, None), targets, make_sandbox(sandbox_name, None), settings
+    )
     started = time.perf_counter()
     try:
         facts = evaluator.baseline(code)

@@ -25,8 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.evaluation.evaluator import SandboxEvaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
+from coderefine.evaluation.settings import EvaluationSettings  # noqa: E402
 from coderefine.refine.candidate import original_candidate  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
 from coderefine.source import resolve_targets  # noqa: E402
@@ -42,12 +43,12 @@ def bare_seconds(project: Path) -> float:
     return time.perf_counter() - started
 
 
-def start_backend(project: Path, backend: str) -> tuple[Evaluator, float]:
+def start_backend(project: Path, backend: str) -> tuple[SandboxEvaluator, float]:
     """An evaluator with its baseline taken, and the seconds that took (sandbox start included)."""
     target = project / "solution.py"
     code = target.read_text(encoding="utf-8")
     started = time.perf_counter()
-    evaluator = Evaluator(
+    evaluator = SandboxEvaluator(
         resolve_project(target),
         resolve_targets(code, None, target),
         make_sandbox(backend),
@@ -68,7 +69,7 @@ def main() -> None:
         project = Path(scratch) / args.task.name
         shutil.copytree(args.task, project)
         candidate = original_candidate((project / "solution.py").read_text(encoding="utf-8") + "# a no-op edit\n")
-        evaluators: dict[str, Evaluator] = {}
+        evaluators: dict[str, SandboxEvaluator] = {}
         startup: dict[str, float] = {}
         times: dict[str, list[float]] = {name: [] for name in ["bare", *backends]}
         try:

@@ -46,8 +46,9 @@ sys.path[:0] = [str(REPO), str(HERE)]
 
 from mutants import mutants  # noqa: E402
 
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
+from coderefine.evaluation.evaluator import SandboxEvaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
+from coderefine.evaluation.settings import EvaluationSettings  # noqa: E402
 from coderefine.records import Baseline  # noqa: E402
 from coderefine.refine.candidate import original_candidate  # noqa: E402
 from coderefine.refine.tasks import SpeedupScorer  # noqa: E402
@@ -176,7 +177,7 @@ def evaluate_task(task: Path, args: argparse.Namespace) -> TaskFigures:
         code = target.read_text(encoding="utf-8")
         figures = TaskFigures(task.name, 0, independent_speedup(copy, entry))
         settings = EvaluationSettings(measure_speed=True, timing_pairs=args.timing_pairs, min_speedup=0.05)
-        evaluator = Evaluator(
+        evaluator = SandboxEvaluator(
             resolve_project(target), resolve_targets(code, None, target), make_sandbox(args.sandbox), settings
         )
         scorer = SpeedupScorer()

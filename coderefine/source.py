@@ -183,3 +183,9 @@ def resolve_targets(code: str, function: str | None, path: Path) -> tuple[str, .
         if methods:
             hint = f"; did you mean {' or '.join(methods[:3])}?"
     raise UnknownFunction(f"{path}: no function named '{function}'{hint}")
+
+
+def ast_key(code: str) -> str:
+    """Equal keys mean the same program up to comments and layout."""
+    dumped = ast.dump(ast.parse(code), annotate_fields=False, include_attributes=False)
+    return hashlib.sha256(dumped.encode()).hexdigest()

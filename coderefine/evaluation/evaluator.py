@@ -32,7 +32,6 @@ from coderefine_sandbox.protocol import (
 
 from coderefine.errors import NoTestsFound, SandboxError
 from coderefine.evaluation import programs, reports
-from coderefine.evaluation import timing_lock as timing_locks
 from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.project import Project
@@ -49,11 +48,10 @@ from coderefine.records import BaselineFacts, BehaviorReport, Candidate, Evaluat
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
 
-# Kept importable from here, where callers have always found them.
-__all__ = ["EvaluationSettings", "Evaluator", "exclusive_lock"]
 
+class SandboxEvaluator:
+    """The loop's `Evaluator` (coderefine.refine.evaluator) that runs everything in a sandbox."""
 
-class Evaluator:
     def __init__(
         self,
         project: Project,
@@ -121,7 +119,7 @@ class Evaluator:
             keep=request.mode == "baseline",  # candidates read the original's workspace and recorded calls
         )
         whole_run = self.settings.measure_speed and self.settings.timing_lock_scope == "run"
-        with exclusive_lock(self.settings.timing_lock if whole_run else None):
+        with exclusive_lock(self.settings.timing_lock if whole_run else None) as holds:
             outcome = self.sandbox.run(job)
         if outcome.timed_out:
             return report_type(runner_error=f"the sandbox run exceeded its overall limit of {job.timeout:g}s")
@@ -132,7 +130,8 @@ class Evaluator:
             return report_type(runner_error="the sandbox runner failed: " + detail.splitlines()[-1][:300])
         try:
             report = from_json(report_type, outcome.stdout)
-            timing_locks.HOLDS.extend(report.timing_holds)  # the runner held the lock (scope "timing")
+            # The lock is held here (scope "run") or by the runner around its timing steps (scope "timing").
+            report.timing_holds = (*report.timing_holds, *holds)
             return report
         except ProtocolError as exc:  # host and runner disagree: a bug, never a verdict on the candidate
             raise SandboxError(f"the sandbox runner's report does not match the protocol: {exc}") from exc
@@ -195,6 +194,7 @@ class Evaluator:
             hot_spots=reports.hot_spots(self_check.profile) if self_check is not None else (),
             wall_seconds=time.perf_counter() - started,
             cpu_seconds=report.cpu_seconds,
+            timing_holds=report.timing_holds,
         )
         self.selection, selected = after_baseline(
             self.selection, capture.reached if capture is not None else (), tests.collected, report.tests.selected
@@ -226,14 +226,17 @@ class Evaluator:
 
     def _program_baseline(self, report: BaselineReport, tests: TestReport, code: str, started: float) -> BaselineFacts:
         assert report.program is not None
-        parts = {
-            "tests": tests,
-            "metrics": self._metrics(code),
-            "wall_seconds": time.perf_counter() - started,
-            "cpu_seconds": report.cpu_seconds,
-        }
+        run = Evaluation(
+            tests=tests,
+            behavior=None,
+            timing=None,
+            metrics=self._metrics(code),
+            wall_seconds=time.perf_counter() - started,
+            cpu_seconds=report.cpu_seconds,
+            timing_holds=report.timing_holds,
+        )
         facts = programs.baseline_facts(
-            report.program, reports.evidence(report.evidence), parts, self.settings, (*ALWAYS_PINNED, *report.pinned)
+            report.program, reports.evidence(report.evidence), run, self.settings, (*ALWAYS_PINNED, *report.pinned)
         )
         self.learned = Learned(
             loops=facts.loops,
@@ -290,7 +293,7 @@ class Evaluator:
         evaluation = reports.candidate_evaluation(
             report, self._metrics(candidate.code), workload, time.perf_counter() - started
         )
-        evaluation = replace(evaluation, setup_seconds=round(setup, 4))
+        evaluation = replace(evaluation, setup_seconds=round(setup, 4), timing_holds=report.timing_holds)
         return programs.as_runs(evaluation) if self.learned.program else evaluation
 
     def _evaluate_in(self, candidate: Candidate, layered: bool) -> tuple[CandidateReport, float]:

@@ -192,22 +192,14 @@ def timing_note(facts: ProgramFacts) -> str | None:
 def baseline_facts(
     report: ProgramBaseline,
     evidence: tuple[TargetEvidence, ...],
-    evaluation_parts: dict[str, object],
+    run: Evaluation,
     settings: EvaluationSettings,
     pinned: tuple[str, ...],
 ) -> BaselineFacts:
-    """The baseline of a program judged by its recorded runs (`evaluation_parts`: tests, metrics, times)."""
+    """The baseline of a program judged by its recorded runs (`run`: the sandbox run's tests, metrics, times)."""
     facts = program_facts(report)
-    evaluation = Evaluation(
-        tests=evaluation_parts["tests"],  # type: ignore[arg-type]
-        behavior=BehaviorReport(
-            calls_compared=facts.usable, mismatches=0, skipped=facts.runs - facts.usable, unit="run"
-        ),
-        timing=None,
-        metrics=evaluation_parts["metrics"],  # type: ignore[arg-type]
-        wall_seconds=evaluation_parts["wall_seconds"],  # type: ignore[arg-type]
-        cpu_seconds=evaluation_parts["cpu_seconds"],  # type: ignore[arg-type]
-    )
+    behavior = BehaviorReport(calls_compared=facts.usable, mismatches=0, skipped=facts.runs - facts.usable, unit="run")
+    evaluation = replace(run, behavior=behavior)
     sufficiency = judge_runs(
         evidence,
         min_runs=settings.min_runs,

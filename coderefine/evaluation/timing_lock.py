@@ -1,4 +1,6 @@
-"""One timing run at a time on a machine: `coderefine bench --jobs N` gives every job the same lock file."""
+"""One timing run at a time on a machine: `coderefine bench --jobs N` and `sweep` give every job the same lock
+file. When it was held travels in the records (`Evaluation.timing_holds`): the evidence that timing never
+overlapped."""
 
 from __future__ import annotations
 
@@ -10,23 +12,21 @@ from pathlib import Path
 
 
 @contextmanager
-def exclusive_lock(path: Path | None) -> Iterator[None]:
+def exclusive_lock(path: Path | None) -> Iterator[list[tuple[float, float]]]:
     """Hold an exclusive lock on `path` (nothing when None). flock is released by the kernel when the holder
-    dies, so a crashed or killed job never leaves the others waiting."""
+    dies, so a crashed or killed job never leaves the others waiting.
+
+    Yields a list that holds, once the block is left, when the lock was held (wall-clock start, end)."""
+    holds: list[tuple[float, float]] = []
     if path is None:
-        yield
+        yield holds
         return
     with path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         held = time.time()
         try:
-            yield
+            yield holds
         finally:
             released = time.time()  # read before unlocking: the next holder's start is after it
             fcntl.flock(handle, fcntl.LOCK_UN)
-            HOLDS.append((held, released))
-
-
-# When this process held a timing lock (wall-clock start, end): `coderefine sweep` reports them per function,
-# the evidence that timing never overlapped on a machine.
-HOLDS: list[tuple[float, float]] = []
+            holds.append((held, released))

@@ -1,11 +1,67 @@
-"""The provider extension point: one method, `complete`, for the generate, feedback and refine roles."""
+"""The provider extension point: one method, `complete`, for the generate, feedback and refine roles, and
+what it is given and gives back.
+
+A provider is handed a frozen `ModelRequest`: the messages for a model, and the same facts structured
+(`RunContext`, the run as it stands when the request is made) for rule-based providers. Nothing a
+provider holds can change the loop's state; the loop makes a new context for every request.
+"""
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from coderefine.refine.context import ModelReply, ModelRequest
+from coderefine.records import Baseline, Iteration, Role
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a provider is told about the run: the structured context behind every prompt."""
+
+    task: str
+    file: str  # as the user named it, for prompts and reports
+    original_code: str
+    targets: tuple[str, ...]  # the functions the run works on
+    allowed: tuple[str, ...] | None  # None: any definition may change; else only these (--function)
+    whole_module: bool  # the module is a script: a candidate replaces it whole
+    offline_rules: tuple[str, ...]
+    baseline: Baseline | None = None
+    history: tuple[Iteration, ...] = ()
+    best: Iteration | None = None  # the best verified candidate so far
+
+    def best_code(self) -> str:
+        best = self.best
+        return best.candidate.code if best and best.candidate else self.original_code
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    role: Role
+    messages: list[dict[str, str]]  # OpenAI chat format, for model providers
+    context: RunContext  # the same facts, structured, for rule-based providers
+    omitted_attempts: tuple[int, ...] = ()  # history left out of the prompt to fit the context budget
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    cached: bool = False  # served from the on-disk cache: cost nothing
+    usage_estimated: bool = False  # the endpoint reported no usage; tokens are estimated from the text
+    parameters: dict[str, Any] = field(default_factory=dict)  # what was sent besides the messages
+
+
+# Without a tokenizer for every model an endpoint may serve, estimate: code and English run at roughly
+# 3-4 characters per token, and 3.5 errs on the side of leaving room.
+_CHARS_PER_TOKEN = 3.5
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / _CHARS_PER_TOKEN)
 
 
 class Provider(Protocol):

@@ -21,8 +21,8 @@ from typing import Any
 
 from coderefine.errors import WriteConflict
 from coderefine.fences import FENCED_BLOCK
-from coderefine.refine.context import ModelReply
-from coderefine.refine.facts import HOT_SPOTS_LABEL, TIMING_PAIRS_LABEL
+from coderefine.providers.base import ModelReply
+from coderefine.reports.facts import HOT_SPOTS_LABEL, TIMING_PAIRS_LABEL
 from coderefine.writeback import write_text_atomically
 
 CACHE_FORMAT = 1

@@ -15,9 +15,8 @@ from typing import Any
 import openai
 
 from coderefine.errors import ConfigError, ProviderError, ProviderRejected
+from coderefine.providers.base import ModelReply, ModelRequest, estimate_tokens
 from coderefine.providers.cache import ResponseCache, cache_key
-from coderefine.refine.context import ModelReply, ModelRequest
-from coderefine.refine.prompts import estimate_tokens
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers ignore the key but the client insists on one.

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from coderefine.errors import BadScript
-from coderefine.providers.base import ScriptExhausted
+from coderefine.providers.base import ModelReply, ModelRequest, ScriptExhausted
 from coderefine.records import Role
-from coderefine.refine.context import ModelReply, ModelRequest
 
 ROLES = tuple(role.value for role in Role)
 

@@ -208,3 +208,6 @@ class Evaluation:
     cpu_seconds: float = 0.0  # CPU time of the sandbox run, as its runner measured it (itself and its steps)
     refused: tuple[Refusal, ...] = ()  # powers gained over the original (not --allow'ed): never accepted
     setup_seconds: float = 0.0  # making the candidate's workspace (links into the original's, or a copy)
+    # When this evaluation held the machine's timing lock (wall-clock start, end): `bench --jobs` and `sweep`
+    # report them, the evidence that no two timing runs overlapped.
+    timing_holds: tuple[tuple[float, float], ...] = ()

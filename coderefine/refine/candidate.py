@@ -10,19 +10,13 @@
 
 from __future__ import annotations
 
-import ast
 import hashlib
 
 from coderefine.cst_nodes import parses
 from coderefine.records import Candidate
 from coderefine.refine.extract import CandidateRejected, extract_code, has_fence, parse_or_reject
 from coderefine.refine.merge import MergeResult, merge_definitions
-
-
-def ast_key(code: str) -> str:
-    """Equal keys mean the same program up to comments and layout."""
-    dumped = ast.dump(ast.parse(code), annotate_fields=False, include_attributes=False)
-    return hashlib.sha256(dumped.encode()).hexdigest()
+from coderefine.source import ast_key
 
 
 def sha256(code: str) -> str:

@@ -20,7 +20,14 @@ import difflib
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from coderefine.providers.base import Provider, ScriptExhausted, feedback_says_stop
+from coderefine.providers.base import (
+    ModelReply,
+    ModelRequest,
+    Provider,
+    RunContext,
+    ScriptExhausted,
+    feedback_says_stop,
+)
 from coderefine.records import (
     INSUFFICIENT_TESTS,
     Baseline,
@@ -34,7 +41,6 @@ from coderefine.records import (
 )
 from coderefine.refine import per_function
 from coderefine.refine.candidate import build_candidate, original_candidate
-from coderefine.refine.context import ModelReply, ModelRequest, RunContext
 from coderefine.refine.evaluator import Evaluator
 from coderefine.refine.extract import CandidateRejected
 from coderefine.refine.prompts import build_prompt
@@ -115,7 +121,10 @@ class RefinementLoop:
         self.scorer = scorer
         self.provider = provider
         self.evaluator = evaluator
-        self.context = context
+        self.setup = context  # the run's fixed facts; its state below is the loop's alone
+        self.baseline: Baseline | None = None
+        self.history: list[Iteration] = []  # the one history: prompts, the best and the outcome all read it
+        self.best: Iteration | None = None  # the best verified candidate so far
         self.settings = settings
         self.observer = observer or _Silent()
         self.usage = Usage()
@@ -125,6 +134,11 @@ class RefinementLoop:
         self.original = original_candidate(context.original_code)
         self.seen: dict[str, int] = {}  # normalised AST -> the iteration that had it
 
+    @property
+    def context(self) -> RunContext:
+        """The run as it stands, frozen: what prompts and providers are given."""
+        return replace(self.setup, baseline=self.baseline, history=tuple(self.history), best=self.best)
+
     # ----------------------------------------------------------------- run
 
     def run(self) -> LoopOutcome:
@@ -133,9 +147,9 @@ class RefinementLoop:
         The state lives on the loop as it goes, so that `outcome()` still tells what was verified when an
         error or Ctrl-C ends the run early."""
         self.observer.step_started("baseline: running the original's tests and recording calls")
-        facts = self.evaluator.baseline(self.context.original_code)
-        baseline = Baseline.scored(facts, self.scorer.baseline_score(facts.evaluation, self.context.original_code))
-        self.context.baseline = baseline
+        facts = self.evaluator.baseline(self.setup.original_code)
+        baseline = Baseline.scored(facts, self.scorer.baseline_score(facts.evaluation, self.setup.original_code))
+        self.baseline = baseline
         self.observer.baseline_done(baseline)
         gate = baseline.sufficiency
         if gate is not None and gate.blocks:
@@ -154,36 +168,35 @@ class RefinementLoop:
 
     def outcome(self) -> LoopOutcome:
         """What the loop has established so far (all of it once `run` has returned)."""
-        context = self.context
-        if context.baseline is None:
+        if self.baseline is None:
             status = "failed"
         elif self.blocked:
             status = INSUFFICIENT_TESTS
         else:
-            status = "improved" if context.best is not None else "unchanged"
+            status = "improved" if self.best is not None else "unchanged"
         return LoopOutcome(
-            baseline=context.baseline,
-            iterations=tuple(context.history),
-            best=context.best,
+            baseline=self.baseline,
+            iterations=tuple(self.history),
+            best=self.best,
             status=status,
-            stop_reason=self.stop_reason or ("max iterations reached" if context.baseline is not None else ""),
+            stop_reason=self.stop_reason or ("max iterations reached" if self.baseline is not None else ""),
             usage=self.usage,
             warnings=tuple(self.warnings),
         )
 
     def _iterate(self) -> None:
-        history = self.context.history  # the one history: prompts, the best and the outcome all read it
+        history = self.history
         stale_rounds = 0
         for index in range(self.settings.max_iterations):
             role = Role.GENERATE if index == 0 else Role.REFINE
             reply = self._call(role, None)
             if reply is None:
                 return
-            best_before = self.context.best
+            best_before = self.best
             iteration = self._make_iteration(index, role, reply)
             history.append(iteration)
             self._update_best(iteration)
-            self.observer.iteration_done(iteration, self.context.best)
+            self.observer.iteration_done(iteration, self.best)
 
             if index + 1 >= self.settings.max_iterations:
                 self.stop_reason = f"max iterations reached ({self.settings.max_iterations})"
@@ -201,8 +214,8 @@ class RefinementLoop:
                 return
             iteration = replace(iteration, feedback=feedback.content)
             history[-1] = iteration
-            if self.context.best is not None and self.context.best.index == iteration.index:
-                self.context.best = iteration
+            if self.best is not None and self.best.index == iteration.index:
+                self.best = iteration
             if feedback_says_stop(feedback.content):
                 self.stop_reason = "feedback: nothing left to improve"
                 return
@@ -213,7 +226,8 @@ class RefinementLoop:
         if self.settings.max_calls is not None and self.usage.calls >= self.settings.max_calls:
             self.stop_reason = f"call budget exhausted ({self.settings.max_calls} calls)"
             return None
-        prompt = build_prompt(self.task, role, self.context, current, self.settings.context_tokens)
+        context = self.context
+        prompt = build_prompt(self.task, role, context, current, self.settings.context_tokens)
         budget = self.settings.max_tokens
         if budget is not None:
             spent = self.usage.total_tokens
@@ -228,7 +242,7 @@ class RefinementLoop:
                 return None
         self.observer.step_started(f"{self.provider.name}: {role.value}")
         request = ModelRequest(
-            role=role, messages=prompt.messages, context=self.context, omitted_attempts=prompt.omitted_attempts
+            role=role, messages=prompt.messages, context=context, omitted_attempts=prompt.omitted_attempts
         )
         try:
             reply = self.provider.complete(request)
@@ -249,9 +263,9 @@ class RefinementLoop:
         try:
             candidate = build_candidate(
                 reply.content,
-                self.context.original_code,
-                self.context.allowed,
-                whole_module=self.context.whole_module,
+                self.setup.original_code,
+                self.setup.allowed,
+                whole_module=self.setup.whole_module,
                 origin=role.value,
             )
         except CandidateRejected as exc:
@@ -266,11 +280,11 @@ class RefinementLoop:
         self.seen[candidate.ast_key] = index
         self.observer.step_started(f"evaluating attempt {index} in the sandbox")
         evaluation = self.evaluator.evaluate(candidate)
-        assert self.context.baseline is not None
-        verdict = self.scorer.judge(evaluation, self.context.baseline, candidate.code)
+        assert self.baseline is not None
+        verdict = self.scorer.judge(evaluation, self.baseline, candidate.code)
         # A file run (several targets) judges each changed function on its own calls (per_function.py).
-        changed = per_function.changed_targets(candidate, self.context.targets)
-        functions = per_function.function_verdicts(evaluation, changed) if len(self.context.targets) > 1 else ()
+        changed = per_function.changed_targets(candidate, self.setup.targets)
+        functions = per_function.function_verdicts(evaluation, changed) if len(self.setup.targets) > 1 else ()
         kept = per_function.keep(functions, evaluation) if functions else None
         if kept is not None:
             narrowed = self._narrowed(index, role, reply, kept, functions)
@@ -287,11 +301,11 @@ class RefinementLoop:
         self, index: int, role: Role, reply: ModelReply, kept: tuple[str, ...], functions: tuple[FunctionVerdict, ...]
     ) -> tuple[Candidate, Evaluation, Verdict] | None:
         """The candidate with only the `kept` targets' changes, evaluated again as a whole (per_function.py)."""
-        allowed = self.context.allowed
+        allowed = self.setup.allowed
         try:
             candidate = build_candidate(
                 reply.content,
-                self.context.original_code,
+                self.setup.original_code,
                 kept if allowed is None else tuple(k for k in kept if k in allowed),
                 whole_module=False,
                 origin=role.value,
@@ -306,8 +320,8 @@ class RefinementLoop:
         candidate = replace(candidate, notes=(*candidate.notes, note))
         self.observer.step_started(f"evaluating attempt {index} again with only {', '.join(kept)} changed")
         evaluation = self.evaluator.evaluate(candidate)
-        assert self.context.baseline is not None
-        return candidate, evaluation, self.scorer.judge(evaluation, self.context.baseline, candidate.code)
+        assert self.baseline is not None
+        return candidate, evaluation, self.scorer.judge(evaluation, self.baseline, candidate.code)
 
     @staticmethod
     def _passed(iteration: Iteration) -> bool:
@@ -316,25 +330,23 @@ class RefinementLoop:
     def _improved(self, iteration: Iteration, best_before: Iteration | None) -> bool:
         if not iteration.verdict.accepted or iteration.verdict.score is None:
             return False
-        assert self.context.baseline is not None
+        assert self.baseline is not None
         reference = (
-            best_before.verdict.score
-            if best_before and best_before.verdict.score is not None
-            else self.context.baseline.score
+            best_before.verdict.score if best_before and best_before.verdict.score is not None else self.baseline.score
         )
         return self.scorer.improvement(iteration.verdict.score, reference) > self.settings.min_improvement
 
     def _update_best(self, iteration: Iteration) -> None:
         if not iteration.verdict.accepted or iteration.verdict.score is None or iteration.candidate is None:
             return
-        best = self.context.best
+        best = self.best
         if best is None or best.verdict.score is None or best.candidate is None:
-            self.context.best = iteration
+            self.best = iteration
             return
         gain = self.scorer.improvement(iteration.verdict.score, best.verdict.score)
         if gain > self.settings.min_improvement:
-            self.context.best = iteration
+            self.best = iteration
         elif abs(gain) <= self.settings.min_improvement:
-            original = self.context.original_code
+            original = self.setup.original_code
             if diff_size(original, iteration.candidate.code) < diff_size(original, best.candidate.code):
-                self.context.best = iteration
+                self.best = iteration

@@ -8,15 +8,14 @@ out, except the best verified one; the original and the most recent attempt alwa
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from string import Template
 
 from coderefine.fences import fenced
+from coderefine.providers.base import RunContext, estimate_tokens
 from coderefine.records import Iteration, Role
-from coderefine.refine.context import RunContext
-from coderefine.refine.facts import baseline_facts, iteration_facts
 from coderefine.refine.tasks import TaskSpec
+from coderefine.reports.facts import baseline_facts, iteration_facts
 
 
 def _targets_text(context: RunContext) -> str:
@@ -36,15 +35,6 @@ def _answer_scope(context: RunContext) -> str:
         "the complete new definitions of the functions you changed, plus any new imports and helpers; "
         "definitions you leave out stay as they are"
     )
-
-
-# Without a tokenizer for every model an endpoint may serve, estimate: code and English run at roughly
-# 3-4 characters per token, and 3.5 errs on the side of leaving room.
-_CHARS_PER_TOKEN = 3.5
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / _CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,15 @@ import traceback
 from pathlib import Path
 
 from coderefine.errors import CoderefineError, ExitCode, UsageError
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
 from coderefine.evaluation.selection import default_selection_cache, plan_selection
+from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
-from coderefine.providers.base import Provider
+from coderefine.providers.base import Provider, RunContext
 from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.records import INSUFFICIENT_TESTS, Result, RunError, Usage
-from coderefine.refine.context import RunContext
 from coderefine.refine.loop import LoopObserver, LoopSettings, RefinementLoop
 from coderefine.refine.options import RunOptions
 from coderefine.refine.tasks import TaskSpec, load_task, scorer_for
@@ -134,7 +134,7 @@ class _Run:
         settings = options.settings
         cache = default_selection_cache() if settings.cache else None
         selection = plan_selection(project, targets, source.text, settings.test_selection, cache)
-        evaluator = Evaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
+        evaluator = SandboxEvaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
         try:
             self.loop.run()
@@ -237,7 +237,7 @@ class _Run:
         source: SourceFile,
         targets: tuple[str, ...],
         provider: Provider,
-        evaluator: Evaluator,
+        evaluator: SandboxEvaluator,
         observer: LoopObserver | None,
     ) -> RefinementLoop:
         options = self.options

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from coderefine.errors import BadScript, CoderefineError
-from coderefine.providers.base import Provider
+from coderefine.providers.base import ModelReply, ModelRequest, Provider
 from coderefine.records import Role
-from coderefine.refine.context import ModelReply, ModelRequest
 from coderefine.refine.options import RunOptions
 from coderefine.writeback import write_text_atomically
 

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coderefine.evaluation import timing_lock
 from coderefine.records import INSUFFICIENT_TESTS, Result
 from coderefine.refine.options import RunOptions
 from coderefine.refine.run import execute
@@ -163,6 +162,13 @@ def _reason(result: Result) -> str:
     return f"{last}stopped: {result.stop_reason}"
 
 
+def timing_holds(result: Result) -> tuple[tuple[float, float], ...]:
+    """When the run's evaluations held the timing lock, in order (the baseline's, then each candidate's)."""
+    evaluations = [result.baseline.evaluation] if result.baseline is not None else []
+    evaluations += [it.evaluation for it in result.iterations if it.evaluation is not None]
+    return tuple(hold for evaluation in evaluations for hold in evaluation.timing_holds)
+
+
 def share_lock(lock: Path) -> None:
     """Create the timing lock file readable by all, in a folder all may enter: the sandbox opens it
     read-only, and Docker's jobs run as user ids that exist nowhere on the host (the folder's and file's
@@ -185,7 +191,6 @@ def refine_function(job: FunctionJob, root: Path, node: str = "local") -> Functi
 
 def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> FunctionOutcome:
     started = time.time()
-    before = len(timing_lock.HOLDS)
     if job.timing_lock is not None:
         share_lock(Path(job.timing_lock))
     path = root / job.file
@@ -206,6 +211,6 @@ def _refine(job: FunctionJob, root: Path, node: str, script: Path | None) -> Fun
     if result.interrupted:
         raise KeyboardInterrupt
     ended = time.time()
-    holds = tuple(timing_lock.HOLDS[before:])
+    holds = timing_holds(result)
     placement = Placement(node, socket.gethostname(), os.getpid(), started, ended, holds)
     return outcome_from_result(job, result, sha, placement, ended - started)

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from coderefine.errors import CoderefineError
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.project import resolve_project
+from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.refine.candidate import original_candidate
 from coderefine.refine.merge import merge_definitions
 from coderefine.sandboxes.registry import make_sandbox
@@ -68,7 +69,7 @@ def verify_merged(
         settings, measure_speed=False, targets=targets, pass_env=pass_env
     )
     evaluation_settings = replace(evaluation_settings, min_calls=0, min_coverage=0.0, allow_insufficient_tests=True)
-    evaluator = Evaluator(project, targets, make_sandbox(settings.sandbox, settings.image), evaluation_settings)
+    evaluator = SandboxEvaluator(project, targets, make_sandbox(settings.sandbox, settings.image), evaluation_settings)
     try:
         evaluator.baseline(original)
         evaluation = evaluator.evaluate(replace(original_candidate(code), origin="merge"))

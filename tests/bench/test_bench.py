@@ -284,7 +284,7 @@ def test_bad_input_is_one_line_with_its_exit_code(tmp_path, suite, extra, code, 
 
 
 def _hold_lock(path: Path, log: Path, name: str, started, release) -> None:
-    from coderefine.evaluation.evaluator import exclusive_lock
+    from coderefine.evaluation.timing_lock import exclusive_lock
 
     with exclusive_lock(path):
         started.set()

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.project import resolve_project
+from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.refine.candidate import original_candidate
 from coderefine.refine.tasks import correctness_problem
 from coderefine.sandboxes.registry import make_sandbox
@@ -73,7 +74,9 @@ def calls_tell_apart(tmp_path: Path, original: str, mutant: str, function: str, 
 def gate_problems(module: Path, function: str, codes: dict[str, str]) -> dict[str, str | None]:
     """Why the gate rejects each code (None: accepted), judged against the original's recorded calls."""
     project = resolve_project(module, None, None)
-    evaluator = Evaluator(project, (function,), make_sandbox("process", None), EvaluationSettings(measure_speed=False))
+    evaluator = SandboxEvaluator(
+        project, (function,), make_sandbox("process", None), EvaluationSettings(measure_speed=False)
+    )
     try:
         evaluator.baseline(module.read_text())
         return {name: correctness_problem(evaluator.evaluate(original_candidate(code))) for name, code in codes.items()}

@@ -11,8 +11,8 @@ from coderefine import records
 from coderefine.errors import ConfigError, UsageError
 from coderefine.evaluation import reports
 from coderefine.records import Baseline, BehaviorReport, Evaluation, Mismatch, Refusal, Timing
-from coderefine.refine.facts import behavior_lines, trust_lines
 from coderefine.refine.tasks import SpeedupScorer, correctness_problem
+from coderefine.reports.facts import behavior_lines, trust_lines
 from coderefine.settings import resolve_settings
 from tests.sandbox_runner import samples
 
@@ -141,14 +141,15 @@ DYNAMIC = "exec(compile(" + repr(SCALE) + ", '<s>', 'exec'))\n"
 
 @pytest.mark.slow
 def test_the_sandbox_refuses_a_power_the_original_never_used(make_project):
-    from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator
+    from coderefine.evaluation.evaluator import SandboxEvaluator
     from coderefine.evaluation.project import resolve_project
+    from coderefine.evaluation.settings import EvaluationSettings
     from coderefine.refine.candidate import original_candidate
     from coderefine.sandboxes.registry import make_sandbox
 
     root = make_project({"mod.py": SCALE, "test_mod.py": SCALE_TESTS})
     settings = EvaluationSettings(measure_speed=False, allow=("import",))
-    evaluator = Evaluator(resolve_project(root / "mod.py"), ("scale",), make_sandbox("process"), settings)
+    evaluator = SandboxEvaluator(resolve_project(root / "mod.py"), ("scale",), make_sandbox("process"), settings)
     try:
         evaluator.baseline(SCALE)
         network, dynamic = (correctness_problem(evaluator.evaluate(original_candidate(c))) for c in (NETWORK, DYNAMIC))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from coderefine import records
+from coderefine.providers.base import ModelReply, RunContext
 from coderefine.providers.cache import ResponseCache, cache_key, mask_measurements
 from coderefine.records import (
     Baseline,
@@ -23,7 +24,6 @@ from coderefine.records import (
     Verdict,
 )
 from coderefine.refine.candidate import build_candidate
-from coderefine.refine.context import ModelReply, RunContext
 from coderefine.refine.prompts import build_prompt
 from coderefine.refine.tasks import load_task
 
@@ -47,11 +47,10 @@ def _evaluation(duration: float, hot_spots: tuple[HotSpot, ...], timing: Timing 
 def _feedback_key(task: str, evaluation: Evaluation, verdict: Verdict) -> str:
     """The cache key of the feedback request on one attempt, as a run would send it."""
     spec = load_task(task)
-    context = RunContext(task, "mod.py", ORIGINAL, ("f",), None, False, ())
-    context.baseline = Baseline.scored(BaselineFacts(evaluation, 3, None, None), 71.0)
+    baseline = Baseline.scored(BaselineFacts(evaluation, 3, None, None), 71.0)
     candidate = build_candidate(f"```python\n{CLEAN}```", ORIGINAL, None, whole_module=False, origin="generate")
     iteration = Iteration(0, Role.GENERATE, candidate, evaluation, verdict)
-    context.history.append(iteration)
+    context = RunContext(task, "mod.py", ORIGINAL, ("f",), None, False, (), baseline, (iteration,))
     prompt = build_prompt(spec, Role.FEEDBACK, context, iteration)
     return cache_key("http://127.0.0.1:1/v1", "test-model", prompt.messages, {})
 

@@ -7,9 +7,10 @@ import textwrap
 
 import pytest
 
-from coderefine.refine.candidate import ast_key, build_candidate
+from coderefine.refine.candidate import build_candidate
 from coderefine.refine.extract import CandidateRejected, extract_code
 from coderefine.refine.merge import merge_definitions
+from coderefine.source import ast_key
 
 ORIGINAL = textwrap.dedent(
     '''

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from coderefine.providers.base import ModelReply, ModelRequest, RunContext
 from coderefine.providers.scripted import ScriptedProvider
 from coderefine.records import INSUFFICIENT_TESTS, Role, Sufficiency
-from coderefine.refine.context import ModelReply, ModelRequest, RunContext
 from coderefine.refine.evaluator import Evaluator
 from coderefine.refine.loop import LoopOutcome, LoopSettings, RefinementLoop
 from coderefine.refine.tasks import load_task, scorer_for
@@ -301,7 +301,7 @@ def test_feedback_is_attached_to_its_iteration_and_read_by_the_next_refine(tmp_p
     outcome = loop.run()
     assert [it.feedback for it in outcome.iterations] == [*feedback, None]
     assert [it.index for it in outcome.iterations] == [0, 1, 2]
-    assert list(outcome.iterations) == loop.context.history  # one history: the outcome is the loop's own
+    assert outcome.iterations == loop.context.history  # one history: the outcome is the loop's own
     roles = [request.role for request in provider.requests]
     assert roles == [Role.GENERATE, Role.FEEDBACK, Role.REFINE, Role.FEEDBACK, Role.REFINE]
     second_refine = provider.requests[4].messages[1]["content"]

@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from coderefine import records
+from coderefine.providers.base import RunContext
 from coderefine.providers.scripted import ScriptedProvider
 from coderefine.records import BehaviorReport, Candidate, Evaluation, Timing
-from coderefine.refine.context import RunContext
 from coderefine.refine.loop import LoopSettings, RefinementLoop
 from coderefine.refine.per_function import function_verdicts, keep
 from coderefine.refine.tasks import load_task, scorer_for

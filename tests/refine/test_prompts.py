@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from coderefine.providers.base import RunContext
 from coderefine.records import Baseline, BehaviorReport, Evaluation, Iteration, Role, Verdict
 from coderefine.refine.candidate import build_candidate
-from coderefine.refine.context import RunContext
 from coderefine.refine.prompts import build_prompt, estimate_tokens, render_history
 from coderefine.refine.tasks import load_task
 
@@ -22,8 +22,8 @@ def readability():
 
 def context(**changes: object) -> RunContext:
     evaluation = Evaluation(tests=None, behavior=BehaviorReport(3, 0), timing=None, metrics={"sloc": 3.0})
-    base = RunContext("readability", "pkg/mod.py", ORIGINAL, ("f", "g"), None, False, ())
-    base.baseline = Baseline(evaluation=evaluation, calls_recorded=3, loops=None, workload_seconds=None, score=70.0)
+    baseline = Baseline(evaluation=evaluation, calls_recorded=3, loops=None, workload_seconds=None, score=70.0)
+    base = RunContext("readability", "pkg/mod.py", ORIGINAL, ("f", "g"), None, False, (), baseline)
     return replace(base, **changes)
 
 
@@ -62,7 +62,7 @@ def test_the_targets_are_named_as_the_run_allows(readability, changes, targets):
 
 def test_feedback_shows_the_attempt_and_what_executing_it_showed(readability):
     current = attempt(0, "def f(first, second):\n    return (first + second) * 2\n")
-    user = build_prompt(readability, Role.FEEDBACK, context(history=[current]), current).messages[1]["content"]
+    user = build_prompt(readability, Role.FEEDBACK, context(history=(current,)), current).messages[1]["content"]
     assert "return (first + second) * 2" in user and "- Verdict: ACCEPTED: verdict 0." in user
 
 
@@ -81,10 +81,10 @@ def test_refine_carries_the_whole_history_with_feedback(readability):
 def test_an_answer_without_code_is_shown_trimmed():
     long_answer = "I refuse. " * 300
     rejected = Iteration(0, Role.GENERATE, None, None, Verdict(False, "no usable code", None), message=long_answer)
-    shown = render_history(context(history=[rejected]))
+    shown = render_history(context(history=(rejected,)))
     assert "```python\nI refuse." in shown and "\n... [trimmed]\n```" in shown
     empty = replace(rejected, message="  ")
-    assert "```python\n(empty answer)\n```" in render_history(context(history=[empty]))
+    assert "```python\n(empty answer)\n```" in render_history(context(history=(empty,)))
 
 
 def test_a_context_budget_leaves_out_the_oldest_attempts_but_keeps_the_best_and_the_latest(readability):

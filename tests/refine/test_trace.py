@@ -7,9 +7,9 @@ import json
 import pytest
 
 from coderefine.errors import BadScript, ProviderError
+from coderefine.providers.base import ModelReply, ModelRequest, RunContext
 from coderefine.providers.scripted import ScriptedProvider
 from coderefine.records import Role
-from coderefine.refine.context import ModelReply, ModelRequest, RunContext
 from coderefine.refine.options import RunOptions
 from coderefine.refine.trace import REPLAYED_SETTINGS, TracingProvider, read_run_record, write_run_record
 from coderefine.settings import resolve_settings

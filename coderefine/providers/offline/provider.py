@@ -12,12 +12,12 @@ The gate decides as for any model: a rule that changes behaviour or does not pay
 from __future__ import annotations
 
 from coderefine.fences import fenced
+from coderefine.providers.base import ModelReply, ModelRequest, RunContext
 from coderefine.providers.offline.rewrites import all_rules, applicable_rules, apply_rules
 from coderefine.quality.metrics import block_complexities
 from coderefine.records import Iteration, Role
-from coderefine.refine.candidate import ast_key
-from coderefine.refine.context import ModelReply, ModelRequest, RunContext
-from coderefine.refine.facts import iteration_facts
+from coderefine.reports.facts import iteration_facts
+from coderefine.source import ast_key
 
 
 def _fenced(code: str) -> str:

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from coderefine.evaluation.programs import PROGRAM_TARGET
 from coderefine.records import ProgramFacts, TargetEvidence, Timing
-from coderefine.refine.facts import baseline_facts
-from coderefine.refine.program_facts import program_timing_note
-from tests.refine.test_facts import _baseline
+from coderefine.reports.facts import baseline_facts
+from coderefine.reports.program_facts import program_timing_note
+from tests.reports.test_facts import _baseline
 
 
 def test_a_program_baseline_speaks_of_runs_lines_and_startup():

@@ -19,7 +19,7 @@ from coderefine.records import (
     Verdict,
 )
 from coderefine.refine.candidate import original_candidate
-from coderefine.refine.facts import (
+from coderefine.reports.facts import (
     baseline_facts,
     behavior_lines,
     hot_spot_lines,

@@ -7,7 +7,7 @@ every claim in a prompt is something that was measured.
 from __future__ import annotations
 
 from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
-from coderefine.refine.program_facts import program_baseline_lines, program_timing_note
+from coderefine.reports.program_facts import program_baseline_lines, program_timing_note
 
 _FAILURE_LIMIT = 600
 _MAX_FAILURES = 3
