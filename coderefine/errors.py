@@ -1,11 +1,14 @@
 """User-facing errors: each carries a one-line message and a distinct, documented exit code.
 
-The CLI turns any `CoderefineError` into `error: <message>` on stderr and exits with its code; nothing
-else in the package prints or exits. Keep the table in the README's "Exit codes" section in step.
+`error_record` is the one place any exception becomes the one-line message and exit code a user sees: the
+CLI's boundary prints it (`error: <message>` on stderr) and exits with its code, and a run that ends early
+keeps it in its Result. Nothing else in the package prints or exits. Keep the table in the README's "Exit
+codes" section in step.
 """
 
 from __future__ import annotations
 
+import traceback
 from enum import IntEnum
 
 from coderefine.records import RunError
@@ -148,11 +151,16 @@ class BenchStateError(CoderefineError):
 
 
 class RunFailed(CoderefineError):
-    """The error that ended one run, raised again by a command that makes many runs (`review`)."""
+    """The error that ended a run, raised again once its reports are written (the record keeps the traceback
+    of an internal error, for --debug)."""
 
     def __init__(self, record: RunError) -> None:
         super().__init__(record.message)
         self.exit_code = ExitCode(record.code)
+        self.run_error = record
+
+    def record(self) -> RunError:
+        return self.run_error
 
 
 class BadTimingInputs(CoderefineError):
@@ -165,3 +173,16 @@ class ScanFailed(CoderefineError):
 
 class SweepStateError(CoderefineError):
     exit_code = ExitCode.SWEEP_STATE
+
+
+def error_record(exc: BaseException) -> RunError:
+    """What a user is told of `exc`, as a record: a CoderefineError is its own message and exit code, Ctrl-C
+    is "interrupted" (130), anything else is a bug in coderefine: one line that says so (exit 1), with the
+    traceback kept for --debug."""
+    if isinstance(exc, CoderefineError):
+        return exc.record()
+    if isinstance(exc, KeyboardInterrupt):
+        return RunError(int(ExitCode.INTERRUPTED), "interrupted", "interrupted")
+    message = f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return RunError(int(ExitCode.INTERNAL), "internal", message, trace)

@@ -4,6 +4,7 @@ arguments and runs it inside the one error boundary; the commands themselves are
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,7 +12,7 @@ from typing import Annotated
 import typer
 
 from coderefine import __version__
-from coderefine.cli.boundary import print_error
+from coderefine.cli.boundary import print_error, tell
 from coderefine.cli.options import (
     ALL_SETTINGS,
     CHECK_SETTINGS,
@@ -164,7 +165,7 @@ def refine_files_command(
             pass_env=tuple(pass_env or ()),
         )
 
-    return refine_files(task, files, options, output(quiet, debug), print_error, sarif)
+    return refine_files(task, files, options, output(quiet, debug), functools.partial(tell, debug=debug), sarif)
 
 
 @app.command("replay", cls=settings_command("sandbox", "image"))

@@ -2,17 +2,18 @@
 
 A `CoderefineError` is bad input or a failure the user can act on: `error: <message>` on stderr, one line,
 markup off, and its documented exit code. Anything else is a bug: one line that says so (the traceback
-only with --debug) and exit 1. Ctrl-C is exit 130. Standard library only: `coderefine check`'s fast path
-runs through it too, and must not pay for rich or typer.
+only with --debug) and exit 1. Ctrl-C is exit 130. The words come from `coderefine.errors.error_record`,
+the same a run's Result keeps. Standard library only: `coderefine check`'s fast path runs through it too,
+and must not pay for rich or typer.
 """
 
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable
 
-from coderefine.errors import CoderefineError, ExitCode
+from coderefine.errors import RunFailed, error_record
+from coderefine.records import RunError
 
 
 def print_error(message: str) -> None:
@@ -25,13 +26,15 @@ def guarded(command: Callable[[], int], *, debug: bool = False) -> int:
     """Run `command` and return its exit code, or the code of what stopped it, told in one line."""
     try:
         return command()
-    except CoderefineError as exc:
-        print_error(exc.message)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        return int(ExitCode.INTERRUPTED)
-    except Exception as exc:  # a bug: one line for the user, the traceback only on request
-        if debug:
-            traceback.print_exc()
-        print_error(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)")
-        return int(ExitCode.INTERNAL)
+    except (Exception, KeyboardInterrupt) as exc:
+        return tell(exc.record() if isinstance(exc, RunFailed) else error_record(exc), debug=debug)
+
+
+def tell(error: RunError, *, debug: bool = False) -> int:
+    """Tell an error in one line (the traceback of a bug first, with --debug) and return its exit code;
+    an interruption is not told: the user pressed Ctrl-C."""
+    if error.kind != "interrupted":
+        if debug and error.traceback:
+            sys.stderr.write(error.traceback)
+        print_error(error.message)
+    return error.code

@@ -23,7 +23,7 @@ def refine_files(
     files: Sequence[Path],
     options_for: Callable[[Path], RunOptions],
     output: Output,
-    report_error: Callable[[str], None],
+    report_error: Callable[[RunError], object],
     sarif: Path | None = None,
 ) -> int:
     """Each file's run, rendered under its name; `report_error` tells a failed file's error and goes on.
@@ -40,7 +40,7 @@ def refine_files(
             output.notice("interrupted: nothing more was written")
             return int(ExitCode.INTERRUPTED)
         if result.error is not None:
-            report_error(result.error.message)
+            report_error(result.error)
             first_error = first_error or result.error
     if sarif is not None:
         write_sarif(sarif, runs, "refine")

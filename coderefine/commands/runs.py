@@ -44,11 +44,8 @@ def run_once(task: str, file: str, make_options: Callable[[], RunOptions], outpu
         view.close()
     if result.error is None or result.status == INSUFFICIENT_TESTS:
         render_result(output.stdout, result)
-    else:
-        if output.debug and result.error.traceback:
-            output.stderr.print(result.error.traceback, markup=False, highlight=False, end="")
-        if result.iterations:  # what was verified before the failure is shown, not lost
-            render_result(output.stdout, result, show_diff=False)
+    elif result.iterations:  # what was verified before the failure is shown, not lost
+        render_result(output.stdout, result, show_diff=False)
     return result
 
 

@@ -8,10 +8,9 @@ prepare the provider, build the evaluation settings and the loop, run it, write 
 
 from __future__ import annotations
 
-import traceback
 from pathlib import Path
 
-from coderefine.errors import CoderefineError, ExitCode, UsageError
+from coderefine.errors import CoderefineError, ExitCode, UsageError, error_record
 from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
@@ -49,13 +48,8 @@ def execute(options: RunOptions, observer: LoopObserver | None = None) -> Result
     run = _Run(options)
     try:
         run.go(observer)
-    except CoderefineError as exc:
-        return run.result(exc.record())
-    except KeyboardInterrupt:
-        return run.result(RunError(int(ExitCode.INTERRUPTED), "interrupted", "interrupted"))
-    except Exception as exc:  # a bug: one line for the user; the traceback is kept for --debug
-        message = f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
-        return run.result(RunError(int(ExitCode.INTERNAL), "internal", message, traceback.format_exc()))
+    except (Exception, KeyboardInterrupt) as exc:  # told as the CLI's boundary tells it (errors.error_record)
+        return run.result(error_record(exc))
     return run.result(None)
 
 

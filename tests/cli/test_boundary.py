@@ -3,6 +3,8 @@ traceback only with --debug), Ctrl-C is 130; and every command goes through it."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -59,3 +61,26 @@ def test_every_command_tells_an_error_in_one_line(tmp_path, monkeypatch, words, 
     assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], result.stderr
     assert code is None or result.exit_code == code
     assert result.exit_code not in (0, 1)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_bug_inside_a_run_is_told_once_by_the_boundary_after_the_report_is_written(tmp_path, monkeypatch, debug):
+    """The run keeps the bug in its Result (the report says failed); the boundary tells it in the same words
+    as any other bug, and the traceback goes with --debug only."""
+    from coderefine.refine import run as run_module
+
+    def broken(self, observer):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(run_module._Run, "go", broken)
+    (tmp_path / "mod.py").write_text("def f(x):\n    return x\n")
+    report = tmp_path / "report.json"
+    words = ["optimize", str(tmp_path / "mod.py"), "--report", str(report), *(["--debug"] if debug else [])]
+    result = CliRunner().invoke(app, words)
+    last = "error: internal error: ZeroDivisionError: division by zero (rerun with --debug for the traceback)"
+    assert result.exit_code == ExitCode.INTERNAL
+    assert result.stderr.splitlines()[-1] == last
+    assert ("Traceback (most recent call last)" in result.stderr) is debug
+    assert result.stderr.count("internal error") == 1
+    data = json.loads(report.read_text())
+    assert data["status"] == "failed" and data["error"]["kind"] == "internal" and "traceback" not in data["error"]
