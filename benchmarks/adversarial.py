@@ -39,7 +39,7 @@ from coderefine.evaluation.project import resolve_project  # noqa: E402
 from coderefine.evaluation.settings import EvaluationSettings  # noqa: E402
 from coderefine.records import Baseline, Evaluation  # noqa: E402
 from coderefine.refine.candidate import original_candidate  # noqa: E402
-from coderefine.refine.tasks import SpeedupScorer  # noqa: E402
+from coderefine.refine.scoring import SpeedupScorer  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
 from coderefine.source import resolve_targets  # noqa: E402
 

@@ -38,9 +38,8 @@ from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
 from coderefine.evaluation.selection import Selection, after_baseline, fixed_selection, what_ran
 from coderefine.evaluation.settings import EvaluationSettings
-from coderefine.evaluation.sufficiency import judge_sufficiency
 from coderefine.evaluation.timing_lock import exclusive_lock
-from coderefine.evaluation.timing_policy import too_fast
+from coderefine.evaluation.verdicts import judge_sufficiency, too_fast
 from coderefine.evaluation.workspace import copy_project, write_module
 from coderefine.quality.metrics import code_metrics
 from coderefine.quality.readability import readability_score

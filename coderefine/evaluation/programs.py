@@ -20,14 +20,14 @@ from coderefine_sandbox.protocol import ProgramBaseline, ProgramSpec
 from coderefine.errors import BadTimingInputs
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
-from coderefine.records import BaselineFacts, BehaviorReport, Evaluation, ProgramFacts, Sufficiency, TargetEvidence
+from coderefine.evaluation.verdicts import judge_runs
+from coderefine.records import BaselineFacts, BehaviorReport, Evaluation, ProgramFacts, TargetEvidence
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-PROGRAM_TARGET = "<program>"  # the evidence key the sandbox uses for a program's runs and lines
 MAX_RUN_BYTES = 16 * 1024 * 1024  # stdin and files read, per recorded run
 
 
@@ -136,42 +136,6 @@ def program_facts(report: ProgramBaseline) -> ProgramFacts:
         timing_runs=report.timing_runs,
         timing_inputs=report.timing_inputs,
     )
-
-
-MISSED = "started by the tests without the start-up hook"  # coderefine_sandbox.programs.runs.MISSED
-
-
-def judge_runs(
-    evidence: tuple[TargetEvidence, ...],
-    *,
-    min_runs: int,
-    min_coverage: float,
-    allowed: bool,
-    problems: dict[str, int] | None = None,
-) -> Sufficiency:
-    """The gate for a program: enough usable recorded runs, and enough of its lines run across them. Runs
-    the hook saw start but could not record (`problems`) are named, so the reason is not just "0 runs"."""
-    found = next((e for e in evidence if e.target == PROGRAM_TARGET), None)
-    runs = found.usable if found is not None else 0
-    lines = found.lines if found is not None else 0
-    covered = found.covered if found is not None else 0
-    found_problems = []
-    if runs < min_runs:
-        text = f"{runs} usable recorded run{'s' if runs != 1 else ''} of the program (needs {min_runs})"
-        missed = sum(count for why, count in (problems or {}).items() if why.startswith(MISSED))
-        if missed:
-            why = next(why for why in (problems or {}) if why.startswith(MISSED))
-            text += (
-                f"; {missed} run{'s' if missed != 1 else ''} of it {why}: pass the tests' subprocess env=None or "
-                "a plain dict"
-            )
-        found_problems.append(text)
-    if lines and covered / lines < min_coverage:
-        digits = 0 if f"{covered / lines:.0%}" != f"{min_coverage:.0%}" else 1  # 74.6% is not "75%"
-        share = f"{covered / lines:.{digits}%} (needs {min_coverage:.0%})"
-        found_problems.append(f"{covered}/{lines} lines of the program run by the recorded runs, {share}")
-    reason = "insufficient tests: " + ", ".join(found_problems) if found_problems else ""
-    return Sufficiency(True, not found_problems, runs, lines, covered, min_runs, min_coverage, allowed, reason)
 
 
 def timing_note(facts: ProgramFacts) -> str | None:

@@ -22,7 +22,8 @@ from coderefine_sandbox.protocol import (
 from coderefine.evaluation.programs import console_script_runs, program_spec
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
-from coderefine.evaluation.timing_policy import noise_floor, values_per_process
+from coderefine.evaluation.timing_policy import values_per_process
+from coderefine.evaluation.verdicts import noise_floor
 
 # Pinned for every run, whatever the code imports (the sandbox reports the rest).
 HASH_SEED = 0
@@ -41,7 +42,7 @@ class Learned:
     calls_recorded: int = 0
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
     capabilities: tuple[Capability, ...] = ()  # the powers the original used while replayed (audit.py)
-    untimed: str | None = None  # why candidates are not timed (see timing_policy.too_fast)
+    untimed: str | None = None  # why candidates are not timed (see verdicts.too_fast)
     program: bool = False  # candidates are judged by the program runs the tests made
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from coderefine.records.baseline import (
     INSUFFICIENT_TESTS,
+    MISSED_PROGRAM_RUNS,
+    PROGRAM_TARGET,
     Baseline,
     BaselineFacts,
     GeneratedInputs,
@@ -16,7 +18,6 @@ from coderefine.records.baseline import (
     TargetEvidence,
 )
 from coderefine.records.evaluation import (
-    HELD_OUT_GAP,
     BehaviorReport,
     Candidate,
     Evaluation,
@@ -31,8 +32,9 @@ from coderefine.records.evaluation import (
 from coderefine.records.result import FunctionVerdict, Iteration, Result, Role, RunError, Usage, Verdict
 
 __all__ = [
-    "HELD_OUT_GAP",
     "INSUFFICIENT_TESTS",
+    "MISSED_PROGRAM_RUNS",
+    "PROGRAM_TARGET",
     "Baseline",
     "BaselineFacts",
     "BehaviorReport",

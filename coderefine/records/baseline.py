@@ -8,6 +8,9 @@ from dataclasses import dataclass, fields
 from coderefine.records.evaluation import Evaluation, TestsSelected
 
 INSUFFICIENT_TESTS = "insufficient_tests"  # Result.status of a run the sufficiency gate stopped
+PROGRAM_TARGET = "<program>"  # the evidence key the sandbox uses for a program's runs and lines
+# Why a run of a program could not be recorded, as the sandbox words it (coderefine_sandbox.programs.runs.MISSED)
+MISSED_PROGRAM_RUNS = "started by the tests without the start-up hook"
 
 
 @dataclass(frozen=True)

@@ -85,18 +85,10 @@ class BehaviorReport:
         return self.mismatches == 0 and self.generated_mismatches == 0
 
 
-# How far below the shown calls' speedup the held-out calls' may lie (upper bound against lower bound)
-# before the speedup is taken to come from the shown inputs themselves, as a lookup table would.
-HELD_OUT_GAP = 4.0
-# The gap is only a sign of a lookup table when the held-out calls cost the original about as much as the
-# shown ones: a speedup that grows with the input (O(n^2) -> O(n)) is rightly smaller on smaller inputs, and
-# a handful of recorded calls split in two rarely gives two halves of one size.
-HELD_OUT_COMPARABLE = 0.25
-
-
 @dataclass(frozen=True)
 class Timing:
-    """Original and candidate timed on the same workload, interleaved, in the same sandbox."""
+    """Original and candidate timed on the same workload, interleaved, in the same sandbox (what the figures
+    mean is decided in coderefine.evaluation.verdicts)."""
 
     speedup: float  # geometric mean of the paired original/candidate ratios
     ci_low: float
@@ -123,58 +115,12 @@ class Timing:
     # between calls would have claimed.
     steady: tuple[float, float, float] | None = None
 
-    @property
-    def fast_only_on_shown(self) -> bool:
-        """The speedup does not hold on the held-out calls: none there, or far below the shown calls' on
-        held-out calls that cost the original about as much."""
-        if self.held_out is None or self.shown is None:
-            return False
-        _, _, held_high = self.held_out
-        if held_high < 1.0 + self.min_speedup:
-            return True
-        comparable = self.held_out_cost is None or self.held_out_cost >= HELD_OUT_COMPARABLE
-        return comparable and held_high * HELD_OUT_GAP < self.shown[1]
-
-    @property
-    def flattered_by_repetition(self) -> bool:
-        """Faster only after the first pass: later passes would clear the floor, the first pass does not
-        (state kept between calls, e.g. a cache, answered the repeats)."""
-        return (
-            self.basis == "first"
-            and self.steady is not None
-            and self.steady[1] >= 1.0 + self.min_speedup
-            and not self.faster
-        )
-
-    @property
-    def import_eats_it(self) -> bool:
-        """Work moved to import time: the candidate's extra import work is at least half the time it saves
-        per pass, and with each side's import charged the speedup no longer clears the floor."""
-        if self.charged is None or self.import_seconds is None:
-            return False
-        extra = self.import_seconds[1] - self.import_seconds[0]
-        saved = self.original_seconds - self.candidate_seconds
-        return extra > 0 and extra >= 0.5 * saved and self.charged[1] < 1.0 + self.min_speedup
-
     # Each target's own (speedup, low, high) over every pair, and on the second series when there was one.
     per_function: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     per_function_confirmation: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
     # (speedup, low, high), reported beside the whole process's, which is the verdict's.
     after_startup: tuple[float, float, float] | None = None
-
-    @property
-    def cleared(self) -> bool:
-        return self.ci_low >= 1.0 + self.min_speedup
-
-    @property
-    def confirmed(self) -> bool:
-        return self.confirmation is not None and self.confirmation[1] >= 1.0 + self.min_speedup
-
-    @property
-    def faster(self) -> bool:
-        """Faster only when the interval over every pair and the second series' own interval both clear."""
-        return self.cleared and self.confirmed
 
 
 @dataclass(frozen=True)

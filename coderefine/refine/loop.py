@@ -20,6 +20,7 @@ import difflib
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from coderefine.evaluation.verdicts import correctness_problem, function_verdicts, per_function_verdict
 from coderefine.providers.base import (
     ModelReply,
     ModelRequest,
@@ -44,7 +45,8 @@ from coderefine.refine.candidate import build_candidate, original_candidate
 from coderefine.refine.evaluator import Evaluator
 from coderefine.refine.extract import CandidateRejected
 from coderefine.refine.prompts import build_prompt
-from coderefine.refine.tasks import Scorer, TaskSpec, correctness_problem
+from coderefine.refine.scoring import Scorer
+from coderefine.refine.tasks import TaskSpec
 
 
 @dataclass(frozen=True)
@@ -284,16 +286,16 @@ class RefinementLoop:
         verdict = self.scorer.judge(evaluation, self.baseline, candidate.code)
         # A file run (several targets) judges each changed function on its own calls (per_function.py).
         changed = per_function.changed_targets(candidate, self.setup.targets)
-        functions = per_function.function_verdicts(evaluation, changed) if len(self.setup.targets) > 1 else ()
+        functions = function_verdicts(evaluation, changed) if len(self.setup.targets) > 1 else ()
         kept = per_function.keep(functions, evaluation) if functions else None
         if kept is not None:
             narrowed = self._narrowed(index, role, reply, kept, functions)
             if narrowed is not None:
                 candidate, evaluation, verdict = narrowed
-                again = {v.function: v for v in per_function.function_verdicts(evaluation, kept)}
+                again = {v.function: v for v in function_verdicts(evaluation, kept)}
                 functions = per_function.mark_dropped(tuple(again.get(v.function, v) for v in functions), kept)
         if functions:
-            verdict = per_function.judged(verdict, evaluation, functions)
+            verdict = per_function_verdict(verdict, evaluation, functions)
             verdict = replace(verdict, reason=f"{verdict.reason}; {per_function.summary(functions)}")
         return Iteration(index, role, candidate, evaluation, verdict, message=reply.content, functions=functions)
 

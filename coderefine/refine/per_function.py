@@ -1,42 +1,20 @@
-"""One verdict per function: a candidate that changes several targets is judged target by target.
+"""Narrowing a candidate that changes several targets to the changes that pay.
 
-Each changed target has its own behaviour comparison (the recorded calls to it) and its own speedup
-interval (its calls' share of every timing pass). When some changes are verified faster and others are
-not (slower, within the noise, or changing behaviour), the faster ones are kept and the rest dropped:
-the narrowed candidate is evaluated again, as a whole, before it can be reported or written, so every
-claim still rests on a full evaluation (tests, every recorded call, two timing series).
+Each changed target is judged on its own calls (`coderefine.evaluation.verdicts.function_verdicts`). When
+some changes are verified faster and others are not (slower, within the noise, or changing behaviour), the
+faster ones are kept and the rest dropped: the narrowed candidate is evaluated again, as a whole, before it
+can be reported or written, so every claim still rests on a full evaluation (tests, every recorded call,
+two timing series).
 """
 
 from __future__ import annotations
 
-from coderefine.records import Candidate, Evaluation, FunctionVerdict, Verdict
+from coderefine.records import Candidate, Evaluation, FunctionVerdict
 
 
 def changed_targets(candidate: Candidate, targets: tuple[str, ...]) -> tuple[str, ...]:
     """The run's targets the candidate changed, in the run's order."""
     return tuple(target for target in targets if target in candidate.changed)
-
-
-def function_verdicts(evaluation: Evaluation, changed: tuple[str, ...]) -> tuple[FunctionVerdict, ...]:
-    """The verdict of each changed target on its own calls."""
-    behavior = evaluation.behavior
-    timing = evaluation.timing
-    verdicts = []
-    for function in changed:
-        if behavior is not None and function in behavior.mismatched_functions:
-            verdicts.append(FunctionVerdict(function, "behaviour changed"))
-            continue
-        figure = timing.per_function.get(function) if timing is not None else None
-        if timing is None or figure is None:
-            verdicts.append(FunctionVerdict(function, "not measured"))
-            continue
-        floor = 1.0 + timing.min_speedup
-        confirmed = timing.per_function_confirmation.get(function)
-        # Faster on its own: its interval clears the floor, and on the second series too when there was one
-        # (when the whole did not clear, the narrowed candidate's own evaluation gives the second series).
-        faster = figure[1] >= floor and (confirmed is None or confirmed[1] >= floor)
-        verdicts.append(FunctionVerdict(function, "faster" if faster else "not faster", *figure))
-    return tuple(verdicts)
 
 
 def keep(verdicts: tuple[FunctionVerdict, ...], evaluation: Evaluation) -> tuple[str, ...] | None:
@@ -65,27 +43,3 @@ def mark_dropped(verdicts: tuple[FunctionVerdict, ...], kept: tuple[str, ...]) -
 def summary(verdicts: tuple[FunctionVerdict, ...]) -> str:
     """What happened to each function, for the verdict's reason (and so for the model's feedback)."""
     return "per function: " + "; ".join(v.text() for v in verdicts)
-
-
-def judged(verdict: Verdict, evaluation: Evaluation, functions: tuple[FunctionVerdict, ...]) -> Verdict:
-    """The verdict of a file run's candidate, per function: accepted when every change kept is faster on
-    its own calls in both timing series and no target is slower, even if the blend over the whole workload
-    (reported as the total) does not clear the floor. A correctness problem is never overruled."""
-    timing = evaluation.timing
-    kept = [v for v in functions if v.kept]
-    if verdict.accepted or timing is None or not kept or verdict.score is None:
-        return verdict
-    floor = 1.0 + timing.min_speedup
-    confirmed = timing.per_function_confirmation
-    faster = all(v.verdict == "faster" and v.function in confirmed and confirmed[v.function][1] >= floor for v in kept)
-    slower = [name for name, (_, _, high) in timing.per_function.items() if high < 1.0]
-    if not faster or slower or timing.ci_high < 1.0:
-        return verdict
-    names = ", ".join(v.function for v in kept)
-    total = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
-    return Verdict(
-        True,
-        f"{names} faster on {'its' if len(kept) == 1 else 'their'} own calls (confirmed); "
-        f"total over the workload {total}",
-        verdict.score,
-    )

@@ -22,7 +22,8 @@ from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.records import INSUFFICIENT_TESTS, Result, RunError, Usage
 from coderefine.refine.loop import LoopObserver, LoopSettings, RefinementLoop
 from coderefine.refine.options import RunOptions
-from coderefine.refine.tasks import TaskSpec, load_task, scorer_for
+from coderefine.refine.scoring import scorer_for
+from coderefine.refine.tasks import TaskSpec, load_task
 from coderefine.refine.trace import TracingProvider, write_run_record
 from coderefine.sandboxes.base import Sandbox, looks_secret
 from coderefine.sandboxes.registry import make_sandbox

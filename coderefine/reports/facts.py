@@ -6,6 +6,7 @@ every claim in a prompt is something that was measured.
 
 from __future__ import annotations
 
+from coderefine.evaluation.verdicts import confirmed, faster
 from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
 from coderefine.reports.program_facts import program_baseline_lines, program_timing_note
 
@@ -85,9 +86,9 @@ def timing_lines(evaluation: Evaluation) -> list[str]:
     timing = evaluation.timing
     if timing is None:
         return []
-    if timing.faster:
+    if faster(timing):
         verdict = "faster, confirmed by a second timing series"
-    elif timing.confirmation is not None and not timing.confirmed:
+    elif timing.confirmation is not None and not confirmed(timing):
         speedup, low, high = timing.confirmation
         verdict = f"NOT faster: a second timing series did not confirm it ({speedup:.2f}x [{low:.2f}, {high:.2f}])"
     else:

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from coderefine import __version__
+from coderefine.evaluation.verdicts import faster
 from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
 from coderefine.reports.selection import selection_dict
 
@@ -54,7 +55,7 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "pairs": t.pairs,
         "loops": t.loops,
         "min_speedup": t.min_speedup,
-        "faster": t.faster,
+        "faster": faster(t),
         "basis": t.basis,
         "workload": t.workload,
         "confirmation_speedup_ci": list(t.confirmation) if t.confirmation else None,

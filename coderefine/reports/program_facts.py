@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coderefine.evaluation.programs import PROGRAM_TARGET, timing_note
-from coderefine.records import Baseline, Timing
+from coderefine.evaluation.programs import timing_note
+from coderefine.records import PROGRAM_TARGET, Baseline, Timing
 
 
 def program_baseline_lines(baseline: Baseline) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from coderefine.evaluation.timing_policy import too_fast
+from coderefine.evaluation.verdicts import too_fast
 
 MODULE = """
 def total(n):

@@ -178,7 +178,8 @@ def test_every_offline_rule_a_task_names_exists():
 
 
 def test_timing_values_and_noise_floor_adapt_to_the_workload():
-    from coderefine.evaluation.timing_policy import noise_floor, values_per_process
+    from coderefine.evaluation.timing_policy import values_per_process
+    from coderefine.evaluation.verdicts import noise_floor
 
     assert [values_per_process(3, s) for s in (None, 0.01, 0.5, 2.0)] == [3, 3, 2, 1]
     assert [noise_floor(0.05, s) for s in (None, 5e-6, 5e-5, 0.1)] == [0.05, 0.20, 0.10, 0.05]

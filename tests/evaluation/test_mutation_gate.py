@@ -23,8 +23,8 @@ import pytest
 from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.project import resolve_project
 from coderefine.evaluation.settings import EvaluationSettings
+from coderefine.evaluation.verdicts import correctness_problem
 from coderefine.refine.candidate import original_candidate
-from coderefine.refine.tasks import correctness_problem
 from coderefine.sandboxes.registry import make_sandbox
 from tests.benchmarks.test_mutants import mutants_module
 

@@ -7,14 +7,9 @@ from pathlib import Path
 import pytest
 
 from coderefine.errors import BadTimingInputs, ExitCode
-from coderefine.evaluation.programs import (
-    PROGRAM_TARGET,
-    console_script_runs,
-    judge_runs,
-    resolve_timing_inputs,
-    timing_note,
-)
-from coderefine.records import ProgramFacts, TargetEvidence
+from coderefine.evaluation.programs import console_script_runs, resolve_timing_inputs, timing_note
+from coderefine.evaluation.verdicts import judge_runs
+from coderefine.records import PROGRAM_TARGET, ProgramFacts, TargetEvidence
 
 
 def _evidence(usable: int, lines: int, covered: int) -> tuple[TargetEvidence, ...]:

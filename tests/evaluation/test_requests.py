@@ -10,7 +10,8 @@ from coderefine_sandbox.protocol import RunnerRequest, from_json, to_json
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import HASH_SEED, Learned, Requests
 from coderefine.evaluation.settings import EvaluationSettings
-from coderefine.evaluation.timing_policy import noise_floor, values_per_process
+from coderefine.evaluation.timing_policy import values_per_process
+from coderefine.evaluation.verdicts import noise_floor
 from coderefine.evaluation.workload import UserBenchmark
 from coderefine.setting_specs import SPEC_BY_NAME
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from coderefine import records
+from coderefine.evaluation import verdicts
 from coderefine.records import Baseline, BehaviorReport, Evaluation, Timing
-from coderefine.refine.tasks import SpeedupScorer
+from coderefine.refine.scoring import SpeedupScorer
 
 PASSED = records.TestReport(collected=3, passed=3, failed=0, skipped=0, duration=0.1, exit_code=0)
 
@@ -39,5 +40,5 @@ def judged(ci_low: float, confirmation: tuple[float, float, float] | None):
 )
 def test_a_speedup_must_show_in_a_second_series(ci_low, confirmation, faster, reason):
     timing, verdict = judged(ci_low, confirmation)
-    assert timing.faster is faster and verdict.accepted is faster
+    assert verdicts.faster(timing) is faster and verdict.accepted is faster
     assert reason in verdict.reason, verdict.reason

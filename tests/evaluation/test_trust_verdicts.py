@@ -10,8 +10,9 @@ import pytest
 from coderefine import records
 from coderefine.errors import ConfigError, UsageError
 from coderefine.evaluation import reports
+from coderefine.evaluation.verdicts import correctness_problem
 from coderefine.records import Baseline, BehaviorReport, Evaluation, Mismatch, Refusal, Timing
-from coderefine.refine.tasks import SpeedupScorer, correctness_problem
+from coderefine.refine.scoring import SpeedupScorer
 from coderefine.reports.facts import behavior_lines, trust_lines
 from coderefine.settings import resolve_settings
 from tests.sandbox_runner import samples

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from coderefine.errors import ConfigError, ExitCode
-from coderefine.evaluation.sufficiency import judge_sufficiency
+from coderefine.evaluation.verdicts import judge_sufficiency
 from coderefine.records import TargetEvidence
 from coderefine.settings import resolve_settings
 from tests.conftest import REPO

@@ -19,7 +19,8 @@ from coderefine.providers.scripted import ScriptedProvider
 from coderefine.records import INSUFFICIENT_TESTS, Role, Sufficiency
 from coderefine.refine.evaluator import Evaluator
 from coderefine.refine.loop import LoopOutcome, LoopSettings, RefinementLoop
-from coderefine.refine.tasks import load_task, scorer_for
+from coderefine.refine.scoring import scorer_for
+from coderefine.refine.tasks import load_task
 from tests.conftest import fenced
 from tests.refine.examples import (
     BETTER,

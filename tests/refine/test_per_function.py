@@ -8,12 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from coderefine import records
+from coderefine.evaluation.verdicts import function_verdicts
 from coderefine.providers.base import RunContext
 from coderefine.providers.scripted import ScriptedProvider
 from coderefine.records import BehaviorReport, Candidate, Evaluation, Timing
 from coderefine.refine.loop import LoopSettings, RefinementLoop
-from coderefine.refine.per_function import function_verdicts, keep
-from coderefine.refine.tasks import load_task, scorer_for
+from coderefine.refine.per_function import keep
+from coderefine.refine.scoring import scorer_for
+from coderefine.refine.tasks import load_task
 from tests.conftest import fenced
 from tests.refine.fake_evaluator import FakeEvaluator, confirmed_timing
 
@@ -87,8 +89,8 @@ def test_the_loop_verifies_the_narrowed_candidate_again_and_reports_every_functi
 
 
 def test_a_function_faster_on_its_own_calls_in_both_series_is_accepted_whatever_the_blend():
+    from coderefine.evaluation.verdicts import per_function_verdict as judged
     from coderefine.records import FunctionVerdict, Verdict
-    from coderefine.refine.per_function import judged
 
     rejected = Verdict(False, "not faster: 1.03x [0.98, 1.08]", 1.03)
     per_function = {"f": (2.0, 1.8, 2.2), "g": (1.0, 0.97, 1.03)}

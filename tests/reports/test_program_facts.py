@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from coderefine.evaluation.programs import PROGRAM_TARGET
-from coderefine.records import ProgramFacts, TargetEvidence, Timing
+from coderefine.records import PROGRAM_TARGET, ProgramFacts, TargetEvidence, Timing
 from coderefine.reports.facts import baseline_facts
 from coderefine.reports.program_facts import program_timing_note
 from tests.reports.test_facts import _baseline

@@ -1,0 +1,415 @@
+"""Every verdict coderefine reaches, in one place, as pure functions over records.
+
+Execution establishes facts (`coderefine.records`); these functions alone decide what the facts mean:
+whether a candidate can be trusted at all (correctness), whether the tests can support a verdict
+(sufficiency), whether it is faster (the noise floor, the two timing series, and the rules against a
+speedup that is not one: held-out calls, the first pass, import time), whether each function it changed
+is faster on its own calls, and whether it is more readable. The scorers of the tasks
+(`coderefine.refine.scoring`), the evaluator, the reports and the feedback all ask here, so a rule is
+written once and tested directly (tests/evaluation/test_verdicts*.py).
+
+The sandbox measures (its timing stops a series early once the figures decide it, see
+`coderefine_sandbox.timing`); the verdict on those figures is taken here.
+"""
+
+from __future__ import annotations
+
+from coderefine.records import (
+    MISSED_PROGRAM_RUNS,
+    PROGRAM_TARGET,
+    Baseline,
+    Evaluation,
+    FunctionVerdict,
+    Refusal,
+    Sufficiency,
+    TargetEvidence,
+    Timing,
+    Verdict,
+)
+
+# ----------------------------------------------------------------------------- correctness
+
+
+def correctness_problem(evaluation: Evaluation) -> str | None:
+    """Why a candidate cannot be trusted, or None. Shared by every task: execution decides."""
+    if evaluation.error:
+        return evaluation.error
+    tests = evaluation.tests
+    if tests is None:
+        return "the tests did not run"
+    if tests.timed_out:
+        first = tests.failures[0].message if tests.failures else "the tests timed out"
+        return f"tests timed out: {first}"
+    if tests.failed:
+        failure = tests.failures[0] if tests.failures else None
+        detail = f": {failure.nodeid}" if failure else ""
+        return f"{tests.failed} test{'s' if tests.failed != 1 else ''} failed{detail}"
+    if not tests.all_passed:
+        return f"the test run did not pass (pytest exit code {tests.exit_code})"
+    if evaluation.refused:
+        return refusal_reason(evaluation.refused)
+    behavior = evaluation.behavior
+    if behavior is not None and behavior.mismatches:
+        example = next((e for e in behavior.examples if not e.generated and not e.held_out), None)
+        if example is None and behavior.held_out_mismatches:
+            return (
+                f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded calls, "
+                f"{behavior.held_out_mismatches} of them held out (their inputs are not shown)"
+            )
+        if example is None:
+            return f"behaviour changed on {behavior.mismatches} recorded {behavior.unit}s"
+        return (
+            f"behaviour changed on {behavior.mismatches}/{behavior.calls_compared} recorded {behavior.unit}s: "
+            f"{example.function}{_call_args(example.args)} {example.kind}: "
+            f"expected {example.expected}, got {example.got}"
+        )
+    if behavior is not None and behavior.generated_mismatches:
+        example = next((e for e in behavior.examples if e.generated), None)
+        detail = ""
+        if example is not None:
+            call = f"{example.function}{_call_args(example.args)}"
+            detail = f": {call} {example.kind}: expected {example.expected}, got {example.got}"
+        return (
+            f"behaviour changed on {behavior.generated_mismatches}/{behavior.generated_compared} generated inputs"
+            f"{detail}"
+        )
+    return None
+
+
+def refusal_reason(refused: tuple[Refusal, ...]) -> str:
+    """Names the power and the call: the model learns what it may not do, the user how to allow it."""
+    first = refused[0]
+    more = f" (and {len(refused) - 1} more: {', '.join(sorted({r.kind for r in refused[1:]}))})" if refused[1:] else ""
+    where = "at import" if first.call == "import" else f"in {first.call}"
+    return (
+        f"refused: uses a power the original never used: {first.kind} ({first.detail}) {where}{more}; "
+        f"allow it with --allow {first.kind}"
+    )
+
+
+def _call_args(args: str) -> str:
+    # Recorded args are shown as "((a, b), {})"; show them as a call.
+    if args.startswith("((") and args.endswith(", {})"):
+        inner = args[1:-5]
+        return inner[:-2] + ")" if inner.endswith(",)") else inner
+    return f"[{args}]" if args else ""
+
+
+# ----------------------------------------------------------------------------- sufficiency
+#
+# "Refuse to claim what the tests cannot support." A candidate is judged by its tests and by the calls the
+# tests made to the targets, replayed. When those calls are few, or run little of the targets' code, "every
+# recorded call replays identically" says little, and a change the tests do not look at would be accepted.
+# So the run stops after the baseline and reports "insufficient tests" with the numbers, unless the user
+# says to judge anyway.
+#
+# The rule is over the run's targets together (all functions of the module, or the one `--function` names):
+# usable recorded calls (recorded, replayable, deterministic) >= `min_calls`, and lines of the targets the
+# tests ran / lines of the targets >= `min_coverage`. Together rather than per function, so that a helper
+# only ever called by another target (no outermost calls of its own) does not block a run whose tests
+# exercise it through its caller; its lines still count.
+#
+# A program (a script doing its work at top level, or a module with an `if __name__ == "__main__":` block)
+# whose tests run it in another process records no calls: its tests alone judge it, or its recorded runs do
+# (`judge_runs`).
+
+
+def judge_sufficiency(
+    evidence: tuple[TargetEvidence, ...],
+    targets: tuple[str, ...],
+    *,
+    min_calls: int,
+    min_coverage: float,
+    allowed: bool,
+    script: bool,
+) -> Sufficiency:
+    gated = [e for e in evidence if e.target in targets]
+    calls = sum(e.usable for e in gated)
+    lines = sum(e.lines for e in gated)
+    covered = sum(e.covered for e in gated)
+    recorded = sum(e.recorded for e in gated)
+
+    def result(applies: bool, sufficient: bool, reason: str) -> Sufficiency:
+        return Sufficiency(applies, sufficient, calls, lines, covered, min_calls, min_coverage, allowed, reason)
+
+    if script and recorded == 0:
+        return result(
+            False, True, "a program its tests run in another process: no calls recorded, its tests alone judge it"
+        )
+    problems = []
+    if calls < min_calls:
+        problems.append(f"{calls} usable recorded call{'s' if calls != 1 else ''} (needs {min_calls})")
+    if lines and covered / lines < min_coverage:
+        share = f"{covered / lines:.0%} (needs {min_coverage:.0%})"
+        problems.append(f"{covered}/{lines} lines of the targets run by the tests, {share}")
+    if not problems:
+        return result(True, True, "")
+    return result(True, False, "insufficient tests: " + ", ".join(problems))
+
+
+def judge_runs(
+    evidence: tuple[TargetEvidence, ...],
+    *,
+    min_runs: int,
+    min_coverage: float,
+    allowed: bool,
+    problems: dict[str, int] | None = None,
+) -> Sufficiency:
+    """The gate for a program: enough usable recorded runs, and enough of its lines run across them. Runs
+    the hook saw start but could not record (`problems`) are named, so the reason is not just "0 runs"."""
+    found = next((e for e in evidence if e.target == PROGRAM_TARGET), None)
+    runs = found.usable if found is not None else 0
+    lines = found.lines if found is not None else 0
+    covered = found.covered if found is not None else 0
+    found_problems = []
+    if runs < min_runs:
+        text = f"{runs} usable recorded run{'s' if runs != 1 else ''} of the program (needs {min_runs})"
+        missed = sum(count for why, count in (problems or {}).items() if why.startswith(MISSED_PROGRAM_RUNS))
+        if missed:
+            why = next(why for why in (problems or {}) if why.startswith(MISSED_PROGRAM_RUNS))
+            text += (
+                f"; {missed} run{'s' if missed != 1 else ''} of it {why}: pass the tests' subprocess env=None or "
+                "a plain dict"
+            )
+        found_problems.append(text)
+    if lines and covered / lines < min_coverage:
+        digits = 0 if f"{covered / lines:.0%}" != f"{min_coverage:.0%}" else 1  # 74.6% is not "75%"
+        share = f"{covered / lines:.{digits}%} (needs {min_coverage:.0%})"
+        found_problems.append(f"{covered}/{lines} lines of the program run by the recorded runs, {share}")
+    reason = "insufficient tests: " + ", ".join(found_problems) if found_problems else ""
+    return Sufficiency(True, not found_problems, runs, lines, covered, min_runs, min_coverage, allowed, reason)
+
+
+# ----------------------------------------------------------------------------- speed: the floor
+
+# Below this mean time per recorded call, what is timed is mostly the timer and the call's own overhead
+# (a perf_counter pair and an argument unpacking take about a tenth of a microsecond): no speedup there
+# can be told from noise, so candidates are not timed at all and the verdict says so, at once.
+TOO_FAST_PER_CALL = 5e-7
+
+
+def noise_floor(min_speedup: float, workload_seconds: float | None) -> float:
+    """The speedup a lower bound must clear. Workloads in the microsecond range are dominated by call
+    overhead and timer resolution, so they must show a larger effect before it is believed."""
+    if workload_seconds is None:
+        return min_speedup
+    if workload_seconds < 1e-5:
+        return max(min_speedup, 0.20)
+    if workload_seconds < 1e-4:
+        return max(min_speedup, 0.10)
+    return min_speedup
+
+
+def too_fast(workload_seconds: float | None, calls: int) -> str | None:
+    """Why the recorded workload cannot be timed reliably, or None when it can."""
+    if workload_seconds is None or calls <= 0:
+        return None
+    per_call = workload_seconds / calls
+    if per_call >= TOO_FAST_PER_CALL:
+        return None
+    return (
+        f"too fast to measure reliably: the recorded calls take {per_call * 1e9:.0f} ns each "
+        f"({workload_seconds * 1e6:.1f} us per pass over {calls}), below the {TOO_FAST_PER_CALL * 1e9:.0f} ns "
+        "that timing can resolve; add tests with larger inputs, or time your own workload with --bench"
+    )
+
+
+# ----------------------------------------------------------------------------- speed: the two series
+
+
+def cleared(timing: Timing) -> bool:
+    """The interval over every pair clears the floor."""
+    return timing.ci_low >= 1.0 + timing.min_speedup
+
+
+def confirmed(timing: Timing) -> bool:
+    """The second, independent series' own interval clears the floor too."""
+    return timing.confirmation is not None and timing.confirmation[1] >= 1.0 + timing.min_speedup
+
+
+def faster(timing: Timing) -> bool:
+    """Faster only when the interval over every pair and the second series' own interval both clear."""
+    return cleared(timing) and confirmed(timing)
+
+
+# ----------------------------------------------------------------------------- speed: what is not a speedup
+
+# How far below the shown calls' speedup the held-out calls' may lie (upper bound against lower bound)
+# before the speedup is taken to come from the shown inputs themselves, as a lookup table would.
+HELD_OUT_GAP = 4.0
+# The gap is only a sign of a lookup table when the held-out calls cost the original about as much as the
+# shown ones: a speedup that grows with the input (O(n^2) -> O(n)) is rightly smaller on smaller inputs, and
+# a handful of recorded calls split in two rarely gives two halves of one size.
+HELD_OUT_COMPARABLE = 0.25
+
+
+def fast_only_on_shown(timing: Timing) -> bool:
+    """The speedup does not hold on the held-out calls: none there, or far below the shown calls' on
+    held-out calls that cost the original about as much."""
+    if timing.held_out is None or timing.shown is None:
+        return False
+    _, _, held_high = timing.held_out
+    if held_high < 1.0 + timing.min_speedup:
+        return True
+    comparable = timing.held_out_cost is None or timing.held_out_cost >= HELD_OUT_COMPARABLE
+    return comparable and held_high * HELD_OUT_GAP < timing.shown[1]
+
+
+def flattered_by_repetition(timing: Timing) -> bool:
+    """Faster only after the first pass: later passes would clear the floor, the first pass does not
+    (state kept between calls, e.g. a cache, answered the repeats)."""
+    return (
+        timing.basis == "first"
+        and timing.steady is not None
+        and timing.steady[1] >= 1.0 + timing.min_speedup
+        and not faster(timing)
+    )
+
+
+def import_eats_it(timing: Timing) -> bool:
+    """Work moved to import time: the candidate's extra import work is at least half the time it saves
+    per pass, and with each side's import charged the speedup no longer clears the floor."""
+    if timing.charged is None or timing.import_seconds is None:
+        return False
+    extra = timing.import_seconds[1] - timing.import_seconds[0]
+    saved = timing.original_seconds - timing.candidate_seconds
+    return extra > 0 and extra >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
+
+
+def gamed_speedup(timing: Timing, figure: str) -> str | None:
+    """Why a speedup that cleared the floor is still not one, or None: it does not hold on the held-out
+    calls, or it comes from work moved to import time."""
+    if fast_only_on_shown(timing) and timing.held_out is not None and timing.shown is not None:
+        held, held_low, held_high = timing.held_out
+        shown, shown_low, shown_high = timing.shown
+        return (
+            f"fast only on the shown inputs: {shown:.2f}x [{shown_low:.2f}, {shown_high:.2f}] on the calls the "
+            f"prompts may show, {held:.2f}x [{held_low:.2f}, {held_high:.2f}] on held-out calls ({figure} overall)"
+        )
+    if import_eats_it(timing) and timing.charged is not None and timing.import_seconds is not None:
+        charged, low, high = timing.charged
+        before, after = timing.import_seconds
+        return (
+            f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms); "
+            f"with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
+        )
+    return None
+
+
+# ----------------------------------------------------------------------------- speed: the verdict
+
+
+def speed_verdict(evaluation: Evaluation, baseline: Baseline) -> Verdict:
+    """Score = measured speedup; accepted only when correct, not gamed, and faster in both series."""
+    problem = correctness_problem(evaluation)
+    if problem:
+        return Verdict(False, problem, None)
+    timing = evaluation.timing
+    if timing is None:
+        if not baseline.calls_recorded:
+            return Verdict(False, "speed not measurable: the tests make no recordable calls to the target", None)
+        if baseline.untimed is not None:
+            return Verdict(False, f"speed not measured: {baseline.untimed}", None)
+        return Verdict(False, "speed was not measured", None)
+    figure = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
+    # Whenever a series cleared the floor, a gamed speedup is named as such, confirmed or not: the
+    # feedback must say why, not that the second series happened to fall short.
+    gamed = gamed_speedup(timing, figure) if cleared(timing) or timing.confirmation is not None else None
+    if gamed is not None:
+        return Verdict(False, gamed, timing.speedup)
+    if faster(timing):
+        return Verdict(True, f"{figure} faster (confirmed)", timing.speedup)
+    if flattered_by_repetition(timing) and timing.steady is not None:
+        steady, low, high = timing.steady
+        return Verdict(
+            False,
+            f"faster only after the first pass (state kept between calls, e.g. a cache): {figure} on the "
+            f"first pass of each process, {steady:.2f}x [{low:.2f}, {high:.2f}] on later ones",
+            timing.speedup,
+        )
+    if timing.confirmation is not None and not confirmed(timing):
+        speedup, low, high = timing.confirmation
+        return Verdict(
+            False,
+            f"not faster: not confirmed; the first timing series cleared +{timing.min_speedup:.0%} but a "
+            f"second one gave {speedup:.2f}x [{low:.2f}, {high:.2f}] ({figure} over both)",
+            timing.speedup,
+        )
+    return Verdict(
+        False,
+        f"not faster: {figure}, the lower bound does not clear +{timing.min_speedup:.0%}",
+        timing.speedup,
+    )
+
+
+# ----------------------------------------------------------------------------- speed: per function
+#
+# A candidate that changes several targets (a file run) is judged target by target: each changed target
+# has its own behaviour comparison (the recorded calls to it) and its own speedup interval (its calls'
+# share of every timing pass). The loop narrows such a candidate to its faster changes
+# (`coderefine.refine.per_function`).
+
+
+def function_verdicts(evaluation: Evaluation, changed: tuple[str, ...]) -> tuple[FunctionVerdict, ...]:
+    """The verdict of each changed target on its own calls."""
+    behavior = evaluation.behavior
+    timing = evaluation.timing
+    verdicts = []
+    for function in changed:
+        if behavior is not None and function in behavior.mismatched_functions:
+            verdicts.append(FunctionVerdict(function, "behaviour changed"))
+            continue
+        figure = timing.per_function.get(function) if timing is not None else None
+        if timing is None or figure is None:
+            verdicts.append(FunctionVerdict(function, "not measured"))
+            continue
+        floor = 1.0 + timing.min_speedup
+        second = timing.per_function_confirmation.get(function)
+        # Faster on its own: its interval clears the floor, and on the second series too when there was one
+        # (when the whole did not clear, the narrowed candidate's own evaluation gives the second series).
+        is_faster = figure[1] >= floor and (second is None or second[1] >= floor)
+        verdicts.append(FunctionVerdict(function, "faster" if is_faster else "not faster", *figure))
+    return tuple(verdicts)
+
+
+def per_function_verdict(verdict: Verdict, evaluation: Evaluation, functions: tuple[FunctionVerdict, ...]) -> Verdict:
+    """The verdict of a file run's candidate, per function: accepted when every change kept is faster on
+    its own calls in both timing series and no target is slower, even if the blend over the whole workload
+    (reported as the total) does not clear the floor. A correctness problem is never overruled."""
+    timing = evaluation.timing
+    kept = [v for v in functions if v.kept]
+    if verdict.accepted or timing is None or not kept or verdict.score is None:
+        return verdict
+    floor = 1.0 + timing.min_speedup
+    second = timing.per_function_confirmation
+    all_faster = all(v.verdict == "faster" and v.function in second and second[v.function][1] >= floor for v in kept)
+    slower = [name for name, (_, _, high) in timing.per_function.items() if high < 1.0]
+    if not all_faster or slower or timing.ci_high < 1.0:
+        return verdict
+    names = ", ".join(v.function for v in kept)
+    total = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
+    return Verdict(
+        True,
+        f"{names} faster on {'its' if len(kept) == 1 else 'their'} own calls (confirmed); "
+        f"total over the workload {total}",
+        verdict.score,
+    )
+
+
+# ----------------------------------------------------------------------------- readability
+
+
+def readability_verdict(evaluation: Evaluation, baseline: Baseline, min_gain: float) -> Verdict:
+    """Score = the readability score of the whole module (coderefine.quality.readability); accepted only
+    when correct and with a gain of at least `min_gain` points: smaller moves are within what a rename of
+    one variable does, and not worth a change to the user's code."""
+    problem = correctness_problem(evaluation)
+    score = evaluation.metrics.get("readability")
+    if problem:
+        return Verdict(False, problem, score)
+    assert score is not None
+    delta = score - baseline.score
+    figure = f"readability {baseline.score:.1f} -> {score:.1f} ({delta:+.1f})"
+    if delta >= min_gain:
+        return Verdict(True, figure, score)
+    return Verdict(False, f"not more readable: {figure}, needs +{min_gain:g}", score)
