@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from coderefine.evaluation import verdicts
 from coderefine import records
+from coderefine.evaluation import verdicts
 from coderefine.records import Baseline, BehaviorReport, Evaluation, Timing
 
 PASSED = records.TestReport(collected=3, passed=3, failed=0, skipped=0, duration=0.1, exit_code=0)
