@@ -21,7 +21,7 @@ from coderefine.errors import BadScript, BadSuite, ExitCode, UsageError, WriteCo
 from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.refine.tasks import available_tasks, load_task
 from coderefine.reports.console import task_progress
-from coderefine.sandboxes.base import looks_secret
+from coderefine.sandboxes.base import refuse_secrets
 from coderefine.settings import Settings, resolve_settings
 from coderefine.writeback import write_text_atomically
 
@@ -51,9 +51,7 @@ def _check_arguments(
             raise BadScript(f"{script_dir}: no such script folder")
         if not script_dir.is_dir():
             raise BadScript(f"{script_dir}: not a folder; --script-dir holds one <task id>.json per task")
-    for name in pass_env:
-        if looks_secret(name):
-            raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
+    refuse_secrets(pass_env)
     return task
 
 

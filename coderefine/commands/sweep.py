@@ -9,9 +9,9 @@ from pathlib import Path
 from rich.console import Console
 
 from coderefine.commands.scan import scan_table, summary
-from coderefine.errors import ExitCode, UsageError, WriteConflict
+from coderefine.errors import ExitCode, WriteConflict
 from coderefine.reports.console import task_progress
-from coderefine.sandboxes.base import looks_secret
+from coderefine.sandboxes.base import refuse_secrets
 from coderefine.settings import Settings
 from coderefine.sweep.engines.base import Engine
 from coderefine.sweep.jobs import FunctionJob, FunctionOutcome
@@ -64,9 +64,7 @@ def _write(path: Path | None, text: str) -> None:
 
 
 def sweep(options: SweepOptions, reports: SweepReports, console: Console, quiet: bool = False) -> int:
-    for name in options.scan.pass_env:
-        if looks_secret(name):
-            raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
+    refuse_secrets(options.scan.pass_env)
     engine = make_engine(options.scan.settings)
     progress = task_progress(console, quiet=quiet)
     bar = progress.add_task("sweep: scanning", total=None)

@@ -25,7 +25,7 @@ from coderefine.refine.options import RunOptions
 from coderefine.refine.scoring import scorer_for
 from coderefine.refine.tasks import TaskSpec, load_task
 from coderefine.refine.trace import TracingProvider, write_run_record
-from coderefine.sandboxes.base import Sandbox, looks_secret
+from coderefine.sandboxes.base import Sandbox, refuse_secrets
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.source import SourceFile, is_script, read_source, resolve_targets, runs_as_program
 from coderefine.writeback import write_atomically
@@ -33,12 +33,6 @@ from coderefine.writeback import write_atomically
 # Inputs generated per target with --gen-inputs: enough to reach the edge cases hypothesis favours
 # (empty, zero, negative, duplicates) at about a second of generation per target.
 GENERATED_PER_TARGET = 50
-
-
-def _check_pass_env(options: RunOptions) -> None:
-    for name in options.pass_env:
-        if looks_secret(name):
-            raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
 
 
 def execute(options: RunOptions, observer: LoopObserver | None = None) -> Result:
@@ -145,7 +139,7 @@ class _Run:
     def _validate(self) -> tuple[TaskSpec, SourceFile, tuple[str, ...]]:
         """The options a user fixes first, in the order they would fix them: env names, task, file, function."""
         options = self.options
-        _check_pass_env(options)
+        refuse_secrets(options.pass_env)
         task = load_task(options.task)
         source = read_source(options.file)
         self.original_code = source.text

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from coderefine.errors import UsageError
+
 
 @dataclass(frozen=True)
 class SandboxJob:
@@ -63,6 +65,13 @@ _SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I
 
 def looks_secret(name: str) -> bool:
     return bool(_SECRET.search(name))
+
+
+def refuse_secrets(pass_env: tuple[str, ...]) -> None:
+    """--pass-env names that look like secrets are refused before anything starts."""
+    for name in pass_env:
+        if looks_secret(name):
+            raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
 
 
 def sandbox_env(home: Path, extra: dict[str, str], pass_env: tuple[str, ...] = ()) -> dict[str, str]:

@@ -10,7 +10,7 @@ from typing import Any
 from coderefine.errors import InputFileNotFound, NoTestsFound, ScanFailed, UsageError
 from coderefine.evaluation.project import ROOT_MARKERS, find_root
 from coderefine.evaluation.workspace import IGNORED_DIRS
-from coderefine.sandboxes.base import looks_secret
+from coderefine.sandboxes.base import refuse_secrets
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import Settings
 from coderefine.sweep.profiling import ProfileJob, parse_command, profile_project
@@ -106,9 +106,7 @@ def _has_tests(root: Path) -> bool:
 
 def validate(options: ScanOptions) -> tuple[Path, tuple[str, ...], tuple[str, ...], tuple[str, ...] | None]:
     """Root, paths, pytest arguments and the workload command, checked before any sandbox starts."""
-    for name in options.pass_env:
-        if looks_secret(name):
-            raise UsageError(f"--pass-env {name}: refusing to pass what looks like a secret into the sandbox")
+    refuse_secrets(options.pass_env)
     if options.tests is not None and options.command is not None:
         raise UsageError("--tests and --command choose the workload to profile: give one of them")
     root = project_root(options.paths, options.root)
