@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -17,8 +19,21 @@ if TYPE_CHECKING:
     from coderefine.commands.runs import Output
     from coderefine.settings import Settings
 
-stdout = Console(highlight=False)
-stderr = Console(stderr=True, highlight=False)
+# Output that is not a terminal (a pipe, a file, a CI log) has no width to fit, but rich would wrap it at 80
+# columns: a diff's lines cut mid-token, tables squeezed to a word per cell. It gets this much room instead
+# (tables are only as wide as their content; COLUMNS, when set, still wins).
+UNBOUNDED_WIDTH = 10_000
+
+
+def console_for(stream: IO[str], *, stderr: bool = False) -> Console:
+    """The console a command renders on `stream` (sys.stdout or sys.stderr, looked up when printing, so
+    that a test runner's capture applies): the terminal's width, or room enough for any line elsewhere."""
+    wide = not stream.isatty() and not os.environ.get("COLUMNS")
+    return Console(stderr=stderr, highlight=False, width=UNBOUNDED_WIDTH if wide else None)
+
+
+stdout = console_for(sys.stdout)
+stderr = console_for(sys.stderr, stderr=True)
 
 
 def in_boundary(command: Callable[..., int]) -> Callable[..., None]:
