@@ -4,7 +4,7 @@
 
 For every chosen task of SUITE (default ../shared/bench/optimize, every 8th task in natural order), the
 baseline is taken once (the tests run and their calls to the target are recorded, as `coderefine optimize`
-does), then the replay step (`python -m coderefine_sandbox.replay`) runs on the original `--repeats` times
+does), then the replay step (`python -m coderefine_sandbox.behaviour.replay`) runs on the original `--repeats` times
 with the audit hook and as many times without it (`--no-audit`), alternating. Reported per task: the
 median of the replay's own figure (the first pass over the calls, the audit windows included) and of the
 whole step's wall time, with and without, and their ratio. A last line does the same for a synthetic
@@ -45,7 +45,7 @@ def _replay(run_dir: Path, module: str, audit: bool) -> tuple[float, float]:
     """(the replay's first-pass seconds, the step's wall seconds) of one replay of the original."""
     io = run_dir / "io"
     out = io / f"cost-{audit}.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(run_dir / "original")]
+    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", "--workspace", str(run_dir / "original")]
     argv += ["--module", module, "--calls", str(io / "calls.pkl"), "--exclude", str(io / "unstable.json")]
     argv += ["--out", str(out), "--rel-tol", "1e-9", "--abs-tol", "0"] + ([] if audit else ["--no-audit"])
     tmp = io / "tmp"

@@ -357,7 +357,7 @@ def recording_overhead(tree: Path, overhead: Overhead, runs: int) -> dict:
     for _ in range(runs):
         for env, extra, times in (
             (base, [], plain),
-            (recorded_env, ["-p", "coderefine_sandbox.pytest_plugin"], recorded),
+            (recorded_env, ["-p", "coderefine_sandbox.recording.pytest_plugin"], recorded),
         ):
             started = time.perf_counter()
             subprocess.run([*argv, *extra, overhead.test_file], cwd=tree, env=env, capture_output=True, check=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import coderefine_sandbox.programs.steps as program_steps
 from coderefine_sandbox.audit import gained
-from coderefine_sandbox.behavior_steps import generate, replay, write_unstable
+from coderefine_sandbox.behaviour.steps import generate, replay, write_unstable
 from coderefine_sandbox.process import StepTimeout
 from coderefine_sandbox.protocol import (
     BaselineReport,
@@ -23,9 +23,9 @@ from coderefine_sandbox.protocol import (
     RunnerRequest,
     TargetEvidence,
 )
-from coderefine_sandbox.testrun import run_tests
-from coderefine_sandbox.timing import calibrate, measure
-from coderefine_sandbox.timing_lock import timing_slot
+from coderefine_sandbox.recording.testrun import run_tests
+from coderefine_sandbox.timing.lock import timing_slot
+from coderefine_sandbox.timing.steps import calibrate, measure
 
 
 def baseline(request: RunnerRequest) -> BaselineReport:

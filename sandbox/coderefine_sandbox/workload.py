@@ -1,6 +1,6 @@
 """Load recorded calls and resolve the functions to call them on, in a fresh interpreter.
 
-Shared by replay.py (behaviour) and timing_worker.py (speed) so that both run exactly the same calls on
+Shared by behaviour/replay.py and timing/worker.py so that both run exactly the same calls on
 exactly the same module.
 """
 
@@ -40,7 +40,7 @@ def held_out_indices(records: list[dict[str, Any]]) -> frozenset[int]:
 
 
 def trust_path(out: str) -> str:
-    """Where a timing worker writing pyperf's file OUT puts its own figures (timing_worker.py)."""
+    """Where a timing worker writing pyperf's file OUT puts its own figures (timing/worker.py)."""
     return out + ".trust.json"
 
 

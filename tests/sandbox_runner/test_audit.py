@@ -208,7 +208,8 @@ def test_replay_repeats_the_calls_in_reverse_and_catches_state_that_changes_late
     calls = tmp_path / "calls.pkl"
     calls.write_bytes(pickle.dumps({"records": [_record((n,), 2 * n) for n in (1, 2, 3)]}))
     out = tmp_path / "out.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(tmp_path), "--module", "mod"]
+    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", "--workspace", str(tmp_path)]
+    argv += ["--module", "mod"]
     argv += ["--calls", str(calls), "--out", str(out), "--rel-tol", "0", "--abs-tol", "0"]
     env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}
     subprocess.run(argv, cwd=tmp_path, env=env, check=True, timeout=60)
@@ -238,7 +239,8 @@ def test_a_layered_candidate_importing_the_original_s_sibling_module_gains_no_po
     calls = tmp_path / "calls.pkl"
     calls.write_bytes(pickle.dumps({"records": [{**_record((2,), 4), "target": "f"}]}))
     out = tmp_path / "out.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(candidate), "--module", "pkg.mod"]
+    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", "--workspace", str(candidate)]
+    argv += ["--module", "pkg.mod"]
     argv += ["--calls", str(calls), "--out", str(out), "--rel-tol", "0", "--abs-tol", "0"]
     argv += ["--original-workspace", str(original)]
     env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}

@@ -1,4 +1,4 @@
-"""sandbox/coderefine_sandbox/protocol.py: strict, typed requests and reports in both directions."""
+"""sandbox/coderefine_sandbox/protocol/: strict, typed requests and reports in both directions."""
 
 from __future__ import annotations
 

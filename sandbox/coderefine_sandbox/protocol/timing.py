@@ -1,0 +1,83 @@
+"""The protocol of the timing stage: how to time, the user's own benchmark, and the calibration and the
+interleaved timing reported back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TimingParameters:
+    """How to time: interleaved process pairs, pyperf's values/warmups/min_time per process, the calibrated
+    loops (None while calibrating) and the noise floor the early stop and the confirmation use."""
+
+    pairs: int
+    values: int
+    warmups: int
+    min_time: float
+    loops: int | None
+    floor: float
+    budget: float  # seconds one pass may take; beyond, a stratified sample of the calls is timed
+
+
+@dataclass(frozen=True)
+class Bench:
+    """The user's own timing workload (`--bench`): a file relative to the workspace and its functions."""
+
+    file: str
+    functions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The original's timing loops and the seconds of one pass over the workload."""
+
+    loops: int
+    seconds: float
+    timed_calls: int = 0  # calls in the timing sample (0: every call is timed)
+    calls: int = 0  # the calls the sample was drawn from
+
+
+@dataclass(frozen=True)
+class Estimate:
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The second, independent series a speedup must clear again."""
+
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+    pairs: int
+    per_target: dict[str, Estimate] = field(default_factory=dict)  # each target's own estimate on this series
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    """The interleaved timing of original and candidate: the estimate on `basis`, and both estimates."""
+
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+    basis: Literal["steady", "first", "process"]  # "process": whole program runs (programs/timing.py)
+    estimates: dict[str, Estimate]
+    pairs: int
+    loops: int
+    floor: float
+    confirmation: Confirmation | None  # None: the first series did not clear the floor
+    # The held-out calls alone (never shown to the model) and the shown ones alone, steady state.
+    held_out: Estimate | None = None
+    shown: Estimate | None = None
+    # Import charged: each side's pass plus the seconds executing its module at import, and those seconds.
+    charged: Estimate | None = None
+    import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
+    # each target's own estimate over every pair (one verdict per function)
+    per_target: dict[str, Estimate] = field(default_factory=dict)
