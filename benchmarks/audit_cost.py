@@ -5,7 +5,7 @@
 For every chosen task of SUITE (default ../shared/bench/optimize, every 8th task in natural order), the
 baseline is taken once (the tests run and their calls to the target are recorded, as `coderefine optimize`
 does), then the replay step (`python -m coderefine_sandbox.behaviour.replay`) runs on the original `--repeats` times
-with the audit hook and as many times without it (`--no-audit`), alternating. Reported per task: the
+with the audit hook and as many times without it (the step request's `audit` off), alternating. Reported per task: the
 median of the replay's own figure (the first pass over the calls, the audit windows included) and of the
 whole step's wall time, with and without, and their ratio. A last line does the same for a synthetic
 worst case: 500 recorded calls of a function that does almost nothing, where the per-call audit window
@@ -30,6 +30,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path[:0] = [str(REPO)]
 
+from coderefine_sandbox.protocol import BehaviorTolerances, ReplayRequest, write_json  # noqa: E402
+
 from coderefine.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
 from coderefine.resources import sandbox_dir  # noqa: E402
@@ -45,9 +47,21 @@ def _replay(run_dir: Path, module: str, audit: bool) -> tuple[float, float]:
     """(the replay's first-pass seconds, the step's wall seconds) of one replay of the original."""
     io = run_dir / "io"
     out = io / f"cost-{audit}.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", "--workspace", str(run_dir / "original")]
-    argv += ["--module", module, "--calls", str(io / "calls.pkl"), "--exclude", str(io / "unstable.json")]
-    argv += ["--out", str(out), "--rel-tol", "1e-9", "--abs-tol", "0"] + ([] if audit else ["--no-audit"])
+    request = io / f"cost-{audit}.request.json"
+    step = ReplayRequest(
+        workspace=str(run_dir / "original"),
+        module=module,
+        import_root="",
+        calls=str(io / "calls.pkl"),
+        exclude=str(io / "unstable.json"),
+        out=str(out),
+        tolerances=BehaviorTolerances(rel_tol=1e-9, abs_tol=0.0, unordered=()),
+        profile=False,
+        original_workspace=None,
+        audit=audit,
+    )
+    write_json(str(request), step)
+    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", str(request)]
     tmp = io / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(sandbox_dir()), "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1"}

@@ -1,8 +1,10 @@
 """Generate extra inputs for the targets from their type hints (hypothesis), and record the ORIGINAL's
 outcomes on them, in the same format as the capture (so replay.py compares candidates on them as well).
 
-    python -m coderefine_sandbox.behaviour.generate --workspace W --module M --import-root R --targets f,g
-        --count N --out generated.pkl --report generated.json
+    python -m coderefine_sandbox.behaviour.generate STEP.json
+
+STEP.json is a protocol.GenerateRequest (the original's workspace and module, the targets, inputs per target,
+where the calls and the protocol.GeneratedReport go).
 
 Only with `--gen-inputs`, and the only module here that imports something outside the standard library
 and pytest/pyperf: hypothesis, when the sandbox's interpreter has it (the report says when it does not).
@@ -14,17 +16,17 @@ behaviour); one on which it runs past PER_CALL_SECONDS or whose arguments cannot
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import inspect
 import io
 import pickle
 import signal
+import sys
 import typing
 from typing import Any
 
 from coderefine_sandbox.pinning import pinned_call
-from coderefine_sandbox.protocol import GeneratedReport, to_json
+from coderefine_sandbox.protocol import GeneratedReport, GenerateRequest, read_json, write_json
 from coderefine_sandbox.recording.capture import PROTOCOL
 from coderefine_sandbox.workload import add_import_paths, import_module, resolve
 
@@ -124,16 +126,8 @@ def _too_slow(signum: int, frame: Any) -> None:
     raise _TooSlow
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--module", required=True)
-    parser.add_argument("--import-root", default="")
-    parser.add_argument("--targets", required=True)
-    parser.add_argument("--count", type=int, required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--report", required=True)
-    args = parser.parse_args(argv)
+def main(argv: list[str]) -> int:
+    request = read_json(GenerateRequest, argv[0])
     generated: dict[str, int] = {}
     skipped: dict[str, str] = {}
     error = None
@@ -143,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         error = "hypothesis is not installed in the sandbox's interpreter"
     else:
-        add_import_paths(args.workspace, args.import_root)
-        module = import_module(args.module)
+        add_import_paths(request.workspace, request.import_root)
+        module = import_module(request.module)
         signal.signal(signal.SIGALRM, _too_slow)
-        for target in filter(None, args.targets.split(",")):
+        for target in request.targets:
             if "." in target:
                 skipped[target] = "a method: it needs an instance"
                 continue
@@ -156,21 +150,20 @@ def main(argv: list[str] | None = None) -> int:
                 skipped[target] = why_not
                 continue
             try:
-                examples = _examples(strategy, args.count)
+                examples = _examples(strategy, request.count)
             except Exception as exc:
                 skipped[target] = f"generation failed ({type(exc).__name__}: {exc})"
                 continue
             recorded = [r for r in (_record(target, func, example) for example in examples) if r is not None]
             generated[target] = len(recorded)
             records.extend(recorded)
-    with open(args.out, "wb") as fh:
+    with open(request.out, "wb") as fh:
         pickle.dump({"records": records}, fh, protocol=PROTOCOL)
     # unstable and usable are the runner's to find out: it replays these calls on the original
     report = GeneratedReport(generated=generated, skipped=skipped, unstable=0, usable=0, error=error)
-    with open(args.report, "w", encoding="utf-8") as fh:
-        fh.write(to_json(report))
+    write_json(request.report, report)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

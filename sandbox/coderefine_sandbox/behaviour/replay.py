@@ -1,25 +1,25 @@
 """Replay recorded calls on a module version and compare every outcome with the recording.
 
-    python -m coderefine_sandbox.behaviour.replay --workspace W --module M --import-root R --calls calls.pkl
-        --out result.json --rel-tol X --abs-tol Y [--exclude unstable.json] [--profile] [--unordered f,g]
+    python -m coderefine_sandbox.behaviour.replay STEP.json
 
-The result is a protocol.ReplayReport (JSON).
+STEP.json is a protocol.ReplayRequest (the module version, the calls file, the calls to leave out, the
+tolerances); the result is a protocol.ReplayReport (JSON) at the request's `out`.
 
 Compared per call: return value (deep equality, float tolerance, NaN-aware), exception type and message,
-the arguments after the call (in-place mutation), and what was printed; for the targets named by
---unordered a returned list, tuple or other sequence may hold the same elements in another order. Each
+the arguments after the call (in-place mutation), and what was printed; for the targets the tolerances name
+`unordered` a returned list, tuple or other sequence may hold the same elements in another order. Each
 call gets the random states and clock readings it had when recorded (pinning.py). The original replayed against
 its own recording finds the calls that are not deterministic; those are excluded for candidates.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import cProfile
 import io
 import pickle
 import pstats
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 from coderefine_sandbox.audit import Recorder
 from coderefine_sandbox.behaviour.compare import deep_equal, describe, unordered_equal
 from coderefine_sandbox.pinning import pinned_call
-from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, to_json
+from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, ReplayRequest, read_json, write_json
 from coderefine_sandbox.workload import (
     add_import_paths,
     import_module,
@@ -136,37 +136,25 @@ def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> t
     return tuple(spots[:limit])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--module", required=True)
-    parser.add_argument("--import-root", default="")
-    parser.add_argument("--calls", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--exclude")
-    parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--rel-tol", type=float, required=True)
-    parser.add_argument("--abs-tol", type=float, required=True)
-    parser.add_argument("--unordered", default="", help="targets whose returned sequences compare in any order")
-    parser.add_argument("--no-audit", action="store_true", help="no audit hook (to measure its cost)")
-    parser.add_argument("--original-workspace", help="the original's workspace, which a candidate's links into")
-    args = parser.parse_args(argv)
-    unordered = {name for name in args.unordered.split(",") if name}
+def main(argv: list[str]) -> int:
+    request = read_json(ReplayRequest, argv[0])
+    tolerances = request.tolerances
+    unordered = set(tolerances.unordered)
 
-    add_import_paths(args.workspace, args.import_root)
-    calls = load_calls(args.calls, args.exclude)
-    # --no-audit exists only to measure what the audit hook costs (benchmarks/audit_cost.py).
-    recorder = Recorder(args.workspace, enabled=not args.no_audit, original=args.original_workspace)
+    add_import_paths(request.workspace, request.import_root)
+    calls = load_calls(request.calls, request.exclude)
+    # `audit` is off only to measure what the audit hook costs (benchmarks/audit_cost.py).
+    recorder = Recorder(request.workspace, enabled=request.audit, original=request.original_workspace)
     try:
         with recorder.watch("import"):
-            module = import_module(args.module)
+            module = import_module(request.module)
     except Exception as exc:
         failed = ReplayReport(
             0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None, recorder.capabilities
         )
-        _write(args.out, failed)
+        write_json(request.out, failed)
         return 0
-    profiler = cProfile.Profile() if args.profile else None
+    profiler = cProfile.Profile() if request.profile else None
     started = time.perf_counter()
     mismatch_indices: list[int] = []
     held_out_mismatches = 0
@@ -174,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def judge(call: Any, prof: cProfile.Profile | None, repeat: bool) -> None:
         nonlocal held_out_mismatches
-        difference = _difference(module, call, args.rel_tol, args.abs_tol, prof, call.target in unordered, recorder)
+        difference = _difference(
+            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder
+        )
         if difference is None:
             return
         if repeat:  # right the first time, wrong on a repeat: state kept between calls changed the result
@@ -211,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         held_out_mismatches=held_out_mismatches,
         mismatched_targets=tuple(sorted({calls_by_index[i] for i in mismatch_indices})),
     )
-    _write(args.out, report)
+    write_json(request.out, report)
     return 0
 
 
@@ -262,10 +252,5 @@ def _call_text(args: str) -> str:
     return f"[{args}]"
 
 
-def _write(path: str, report: ReplayReport) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(to_json(report))
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,5 +1,6 @@
 """The behaviour steps: replaying recorded calls on a workspace (replay.py) and generating inputs from type
-hints on the original (generate.py), each in a process of its own, read back as protocol records."""
+hints on the original (generate.py), each in a process of its own on its typed request, read back as
+protocol records."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import json
 import os
 
 from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step, step_argv
-from coderefine_sandbox.protocol import GeneratedReport, ReplayReport, RunnerRequest, from_json
+from coderefine_sandbox.protocol import (
+    GeneratedReport,
+    GenerateRequest,
+    ReplayReport,
+    ReplayRequest,
+    RunnerRequest,
+    from_json,
+)
 
 
 def replay(
@@ -16,26 +24,19 @@ def replay(
     """Replay recorded calls (the tests', or with `calls`/`unstable` the generated ones) on `workspace`."""
     out = os.path.join(request.io_dir, f"{tag}.json")
     remove_stale(out)
-    behavior = request.behavior
-    argv = [
-        *step_argv("behaviour.replay", request, workspace),
-        "--calls",
-        calls or request.calls_path,
-        "--out",
-        out,
-        "--exclude",
-        unstable or request.unstable_path,
-        "--rel-tol",
-        str(behavior.rel_tol),
-        "--abs-tol",
-        str(behavior.abs_tol),
-        "--unordered",
-        ",".join(behavior.unordered),
-        "--original-workspace",  # a layered candidate workspace links to its files (audit.py)
-        request.original_workspace,
-    ]
-    if profile:
-        argv.append("--profile")
+    step = ReplayRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        calls=calls or request.calls_path,
+        exclude=unstable or request.unstable_path,
+        out=out,
+        tolerances=request.behavior,
+        profile=profile,
+        original_workspace=request.original_workspace,  # a layered candidate workspace links to its files
+        audit=True,
+    )
+    argv = step_argv("behaviour.replay", step, os.path.join(request.io_dir, f"{tag}.request.json"))
     try:
         proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request.step_timeout)
     except StepTimeout:
@@ -57,17 +58,16 @@ def generate(request: RunnerRequest, workspace: str) -> GeneratedReport:
     that do not replay identically on the original itself are left out, as for the tests' calls."""
     spec = request.generate
     assert spec is not None
-    argv = [
-        *step_argv("behaviour.generate", request, workspace),
-        "--targets",
-        ",".join(request.targets),
-        "--count",
-        str(spec.count),
-        "--out",
-        spec.calls_path,
-        "--report",
-        spec.report_path,
-    ]
+    step = GenerateRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        targets=request.targets,
+        count=spec.count,
+        out=spec.calls_path,
+        report=spec.report_path,
+    )
+    argv = step_argv("behaviour.generate", step, os.path.join(request.io_dir, "generate.request.json"))
     try:
         proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request.step_timeout)
     except StepTimeout:

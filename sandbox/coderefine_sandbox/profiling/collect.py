@@ -16,6 +16,8 @@ import threading
 import types
 from typing import Any
 
+from coderefine_sandbox.protocol import ProfilePass, read_json
+
 Key = tuple[str, int, str]  # cProfile's: file, first line, code name
 # A function never fully covered would be traced line by line for the whole run (the cost of coverage on a
 # hot function with one untested branch). Tracing stops for a frame after this many line events without
@@ -202,14 +204,11 @@ class FunctionCoverage:
             json.dump({"method": "sys.settrace", "functions": found}, fh)
 
 
-def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str, dict[str, list[Key]]]:
-    """The collector the environment asks for (CODEREFINE_PROFILE: a JSON spec file), where it writes, and
+def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str, dict[str, tuple[Key, ...]]]:
+    """The collector the environment asks for (CODEREFINE_PROFILE: a protocol.ProfilePass), where it writes, and
     (coverage pass) which wanted functions each test reaches."""
-    with open(os.environ["CODEREFINE_PROFILE"], encoding="utf-8") as fh:
-        spec = json.load(fh)
-    project = ProjectFilter(spec["workspace"], spec["paths"])
-    if spec["pass"] == "profile":
-        return Profiles(project), None, spec["out"], {}
-    wanted = [(f, int(line), name) for f, line, name in spec["wanted"]]
-    reaches = {test: [(f, int(line), name) for f, line, name in keys] for test, keys in spec["reaches"].items()}
-    return None, FunctionCoverage(project, wanted), spec["out"], reaches
+    spec = read_json(ProfilePass, os.environ["CODEREFINE_PROFILE"])
+    project = ProjectFilter(spec.workspace, list(spec.paths))
+    if spec.kind == "profile":
+        return Profiles(project), None, spec.out, {}
+    return None, FunctionCoverage(project, list(spec.wanted)), spec.out, spec.reaches

@@ -15,18 +15,26 @@ import sys
 import time
 
 from coderefine_sandbox.process import SANDBOX_DIR, StepTimeout, remove_stale, run_step
-from coderefine_sandbox.protocol import ProfiledFunction, ProfileReport, ProfileRequest, TestFailure, TestRun
+from coderefine_sandbox.protocol import (
+    FunctionKey,
+    ProfiledFunction,
+    ProfilePass,
+    ProfileReport,
+    ProfileRequest,
+    TestFailure,
+    TestRun,
+    write_json,
+)
 
 
-def _env(request: ProfileRequest, spec: dict[str, object]) -> dict[str, str]:
+def _env(request: ProfileRequest, spec: ProfilePass) -> dict[str, str]:
     env = dict(os.environ)
     roots = [os.path.normpath(os.path.join(request.workspace, root)) for root in request.import_roots]
     env["PYTHONPATH"] = os.pathsep.join([SANDBOX_DIR, *roots])
     env["PYTHONHASHSEED"] = str(request.hash_seed)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    spec_path = os.path.join(request.io_dir, f"profile-{spec['pass']}.json")
-    with open(spec_path, "w", encoding="utf-8") as fh:
-        json.dump(spec, fh)
+    spec_path = os.path.join(request.io_dir, f"profile-{spec.kind}.json")
+    write_json(spec_path, spec)
     env["CODEREFINE_PROFILE"] = spec_path
     return env
 
@@ -36,7 +44,7 @@ MAX_SELECTED = 2000  # node ids on the coverage pass's command line; beyond, the
 
 
 def _run(
-    request: ProfileRequest, spec: dict[str, object], results: str, only: list[str] | None = None
+    request: ProfileRequest, spec: ProfilePass, results: str, only: list[str] | None = None
 ) -> tuple[int, str, float]:
     """One pass over the tests (or only the tests `only` names) or the command: exit code, output, seconds."""
     if request.command is not None:
@@ -94,9 +102,9 @@ def profile(request: ProfileRequest) -> ProfileReport:
     out = os.path.join(request.io_dir, "profile.json")
     results = os.path.join(request.io_dir, "pytest-results.json")
     remove_stale(out, results)
-    base = {"workspace": request.workspace, "paths": list(request.paths)}
     try:
-        code, output, seconds = _run(request, {**base, "pass": "profile", "out": out}, results)
+        spec = ProfilePass("profile", request.workspace, request.paths, out, wanted=(), reaches={})
+        code, output, seconds = _run(request, spec, results)
     except StepTimeout as exc:
         report.runner_error = f"the profiled run {exc}"
         return report
@@ -116,7 +124,7 @@ def profile(request: ProfileRequest) -> ProfileReport:
     report.total_seconds = profiled["total"]
     rows = profiled["functions"]
     chosen = [row for row in rows if row["primitive"] >= request.min_calls]
-    wanted = [[row["file"], row["line"], row["name"]] for row in chosen]
+    wanted = tuple((row["file"], row["line"], row["name"]) for row in chosen)
     # The coverage pass needs only the tests that ran those functions (all of them: tests that reach a
     # function without being among them would only add lines, never remove any).
     reaching = sorted({test for row in chosen for test in row["tests"]})
@@ -126,11 +134,12 @@ def profile(request: ProfileRequest) -> ProfileReport:
         cov_out = os.path.join(request.io_dir, "coverage.json")
         remove_stale(cov_out, results)
         try:
-            reaches: dict[str, list[list[object]]] = {}
+            reaches: dict[str, list[FunctionKey]] = {}
             for row in chosen:
                 for test in row["tests"]:
-                    reaches.setdefault(test, []).append([row["file"], row["line"], row["name"]])
-            spec = {**base, "pass": "coverage", "out": cov_out, "wanted": wanted, "reaches": reaches}
+                    reaches.setdefault(test, []).append((row["file"], row["line"], row["name"]))
+            reached = {test: tuple(keys) for test, keys in reaches.items()}
+            spec = ProfilePass("coverage", request.workspace, request.paths, cov_out, wanted, reached)
             _run(request, spec, results, only)
             with open(cov_out, encoding="utf-8") as fh:
                 measured = json.load(fh)

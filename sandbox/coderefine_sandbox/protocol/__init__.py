@@ -21,11 +21,21 @@ from coderefine_sandbox.protocol.behaviour import (
     Capability,
     GeneratedPaths,
     GeneratedReport,
+    GenerateRequest,
     HotSpot,
     MismatchExample,
     ReplayReport,
+    ReplayRequest,
 )
-from coderefine_sandbox.protocol.codec import ProtocolError, from_dict, from_json, to_dict, to_json
+from coderefine_sandbox.protocol.codec import (
+    ProtocolError,
+    from_dict,
+    from_json,
+    read_json,
+    to_dict,
+    to_json,
+    write_json,
+)
 from coderefine_sandbox.protocol.modes import (
     REPORTS,
     BaselineReport,
@@ -34,7 +44,13 @@ from coderefine_sandbox.protocol.modes import (
     RunnerReport,
     RunnerRequest,
 )
-from coderefine_sandbox.protocol.profiling import ProfiledFunction, ProfileReport, ProfileRequest
+from coderefine_sandbox.protocol.profiling import (
+    FunctionKey,
+    ProfiledFunction,
+    ProfilePass,
+    ProfileReport,
+    ProfileRequest,
+)
 from coderefine_sandbox.protocol.programs import ProgramBaseline, ProgramSpec
 from coderefine_sandbox.protocol.recording import (
     CaptureLimits,
@@ -52,6 +68,7 @@ from coderefine_sandbox.protocol.timing import (
     Estimate,
     TimingParameters,
     TimingReport,
+    TimingWorkerRequest,
 )
 
 __all__ = [
@@ -66,11 +83,14 @@ __all__ = [
     "CaptureSummary",
     "Confirmation",
     "Estimate",
+    "FunctionKey",
+    "GenerateRequest",
     "GeneratedPaths",
     "GeneratedReport",
     "HotSpot",
     "MismatchExample",
     "Mode",
+    "ProfilePass",
     "ProfileReport",
     "ProfileRequest",
     "ProfiledFunction",
@@ -78,6 +98,7 @@ __all__ = [
     "ProgramSpec",
     "ProtocolError",
     "ReplayReport",
+    "ReplayRequest",
     "RunnerReport",
     "RunnerRequest",
     "SelectionCounts",
@@ -87,8 +108,11 @@ __all__ = [
     "TestSelection",
     "TimingParameters",
     "TimingReport",
+    "TimingWorkerRequest",
     "from_dict",
     "from_json",
+    "read_json",
     "to_dict",
     "to_json",
+    "write_json",
 ]

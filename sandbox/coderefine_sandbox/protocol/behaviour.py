@@ -1,5 +1,6 @@
-"""The protocol of the behaviour stage: how outcomes are compared, the powers a version uses, and the reports
-of replaying recorded (or generated) calls and of generating inputs."""
+"""The protocol of the behaviour stage: how outcomes are compared, the powers a version uses, the requests of
+its two steps (replaying recorded or generated calls, generating inputs), each run as a process of its own,
+and their reports."""
 
 from __future__ import annotations
 
@@ -101,3 +102,38 @@ class GeneratedReport:
     @classmethod
     def failed(cls, error: str) -> GeneratedReport:
         return cls({}, {}, 0, 0, error)
+
+
+# ----------------------------------------------------------------------------- the steps' requests
+# The runner writes each as JSON and runs the step on it; the step reads it back strictly.
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    """One replay: `python -m coderefine_sandbox.behaviour.replay STEP.json` replays the calls of a calls file
+    on the module as `workspace` has it, and writes a `ReplayReport` to `out`."""
+
+    workspace: str  # the module version replayed
+    module: str
+    import_root: str  # relative to the workspace
+    calls: str  # the calls file (the tests' recording, or the generated inputs)
+    exclude: str | None  # the calls the original does not repeat (`UnstableCalls`), left out; absent: none
+    out: str
+    tolerances: BehaviorTolerances
+    profile: bool  # profile the calls for the module's hot spots
+    original_workspace: str | None  # the original's, which a layered candidate workspace links into (audit.py)
+    audit: bool  # the audit hook on; off only to measure what it costs (benchmarks/audit_cost.py)
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Inputs from type hints: `python -m coderefine_sandbox.behaviour.generate STEP.json` writes `count` inputs
+    per target with the original's outcomes as a calls file (`out`) and a `GeneratedReport` (`report`)."""
+
+    workspace: str  # the original's
+    module: str
+    import_root: str  # relative to the workspace
+    targets: tuple[str, ...]
+    count: int
+    out: str
+    report: str

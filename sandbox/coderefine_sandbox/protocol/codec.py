@@ -47,6 +47,18 @@ def from_json(kind: type[T], text: str) -> T:
     return from_dict(kind, data)
 
 
+def write_json(path: str, record: Any) -> None:
+    """`record` as JSON in the file `path`: a step's request, or what one step leaves for another."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(to_json(record))
+
+
+def read_json(kind: type[T], path: str) -> T:
+    """The `kind` in the file `path`, decoded as strictly as `from_json`."""
+    with open(path, encoding="utf-8") as fh:
+        return from_json(kind, fh.read())
+
+
 def _encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}

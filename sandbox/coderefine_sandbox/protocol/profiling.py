@@ -1,5 +1,6 @@
 """The protocol of the runner's `profile` mode (`coderefine scan`): a mode of its own with its own request, since
-it works on a whole project, not on one module's targets."""
+it works on a whole project, not on one module's targets; and the request of each of its two passes, for the
+collector in the process that runs the tests or the workload command."""
 
 from __future__ import annotations
 
@@ -53,3 +54,21 @@ class ProfileReport:
     coverage_error: str | None = None
     runner_error: str | None = None
     cpu_seconds: float = 0.0
+
+
+# ----------------------------------------------------------------------------- a pass's request
+
+FunctionKey = tuple[str, int, str]  # cProfile's key of a function: file (relative to the workspace), first line, name
+
+
+@dataclass(frozen=True)
+class ProfilePass:
+    """One pass over the tests or the workload command, for the collector in that process (profiling/collect.py),
+    in the file CODEREFINE_PROFILE names: profile every project function, or trace the `wanted` ones' lines."""
+
+    kind: Literal["profile", "coverage"]
+    workspace: str
+    paths: tuple[str, ...]  # relative to the workspace: only functions defined under these count
+    out: str  # where the collector's figures go
+    wanted: tuple[FunctionKey, ...]  # coverage: the functions to trace
+    reaches: dict[str, tuple[FunctionKey, ...]]  # coverage: per test, the wanted functions it ran

@@ -1,5 +1,5 @@
-"""The protocol of the timing stage: how to time, the user's own benchmark, and the calibration and the
-interleaved timing reported back."""
+"""The protocol of the timing stage: how to time, the user's own benchmark, the request of one timing worker
+process, and the calibration and the interleaved timing reported back."""
 
 from __future__ import annotations
 
@@ -81,3 +81,29 @@ class TimingReport:
     import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
     # each target's own estimate over every pair (one verdict per function)
     per_target: dict[str, Estimate] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- the worker's request
+
+
+@dataclass(frozen=True)
+class TimingWorkerRequest:
+    """One timing worker: `python -m coderefine_sandbox.timing.worker STEP.json` times the workload on the module
+    as `workspace` has it, as a pyperf worker process writing pyperf's file to `out`.
+
+    One pass is every recorded call once (or the sample of them, when `sample` exists), or every function of
+    the user's benchmark; pyperf takes `values` values after `warmups` warmups, each of `loops` passes (None:
+    pyperf calibrates the loops, each value lasting `min_time` seconds at least)."""
+
+    workspace: str  # the module version timed
+    module: str
+    import_root: str  # relative to the workspace
+    calls: str  # the calls file
+    exclude: str | None  # the calls the original does not repeat (`UnstableCalls`), never timed
+    sample: str  # where the run's sample of the calls lives; absent until the baseline chose one
+    bench: Bench | None  # the user's benchmark instead of the calls (loaded from this workspace)
+    values: int
+    warmups: int
+    min_time: float
+    loops: int | None
+    out: str

@@ -8,7 +8,14 @@ import os
 from dataclasses import dataclass, field
 
 from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
-from coderefine_sandbox.protocol import Calibration, Confirmation, Estimate, RunnerRequest, TimingReport
+from coderefine_sandbox.protocol import (
+    Calibration,
+    Confirmation,
+    Estimate,
+    RunnerRequest,
+    TimingReport,
+    TimingWorkerRequest,
+)
 from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
 from coderefine_sandbox.timing.sequential import decided
 from coderefine_sandbox.timing.stats import paired_speedup
@@ -45,51 +52,37 @@ class WorkerRun:
 Series = dict[str, list[WorkerRun]]  # "original" and "candidate", pair k at index k
 
 
-def _timing_argv(request: RunnerRequest, workspace: str, out: str, extra: list[str]) -> list[str]:
+def _worker_request(request: RunnerRequest, workspace: str, out: str, loops: int | None) -> TimingWorkerRequest:
+    """One worker process on `workspace`: `loops` passes per value, or None to calibrate them."""
     timing = request.timing
     assert timing is not None
-    return [
-        *step_argv("timing.worker", request, workspace),
-        "--worker",
-        "--quiet",
-        "--values",
-        str(timing.values),
-        "--warmups",
-        str(timing.warmups),
-        "--min-time",
-        str(timing.min_time),
-        "-o",
-        out,
-        *extra,
-        "--calls",
-        request.calls_path,
-        "--exclude",
-        request.unstable_path,
-        "--sample",
-        sample_path(request.calls_path),  # absent (all calls timed) until the baseline chose one
-        *_bench_argv(request, workspace),
-    ]
+    return TimingWorkerRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        calls=request.calls_path,
+        exclude=request.unstable_path,
+        sample=sample_path(request.calls_path),  # absent (all calls timed) until the baseline chose one
+        bench=request.bench,  # the user's benchmark, loaded from the workspace being timed, or None
+        values=timing.values,
+        warmups=timing.warmups,
+        min_time=timing.min_time,
+        loops=loops,
+        out=out,
+    )
 
 
-def _bench_argv(request: RunnerRequest, workspace: str) -> list[str]:
-    """The user's benchmark (`--bench`), loaded from the workspace being timed, or nothing."""
-    if request.bench is None:
-        return []
-    argv = ["--bench-file", os.path.join(workspace, request.bench.file)]
-    for function in request.bench.functions:
-        argv += ["--bench-function", function]
-    return argv
-
-
-def _timing_run(request: RunnerRequest, workspace: str, extra: list[str], tag: str, seed: int) -> WorkerRun:
-    """One fresh worker process."""
+def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: str, seed: int) -> WorkerRun:
+    """One fresh worker process: `loops` passes per value, or None to calibrate them."""
     import pyperf  # only the runner process needs it, and only when timing
 
     out = os.path.join(request.io_dir, f"timing-{tag}.json")
     remove_stale(out, trust_path(out), out + ".targets.json")
     env = base_env(request, workspace)
     env["PYTHONHASHSEED"] = str(seed)
-    proc = run_step(_timing_argv(request, workspace, out, extra), cwd=workspace, env=env, timeout=request.step_timeout)
+    step = _worker_request(request, workspace, out, loops)
+    argv = step_argv("timing.worker", step, os.path.join(request.io_dir, f"timing-{tag}.request.json"))
+    proc = run_step(argv, cwd=workspace, env=env, timeout=request.step_timeout)
     trust = _read_trust(out)
     tampered = trust.get("tampered") or []
     if tampered:
@@ -139,9 +132,9 @@ def calibrate(request: RunnerRequest) -> Calibration:
     timing = request.timing
     assert timing is not None
     remove_stale(sample_path(request.calls_path))
-    loops = _timing_run(request, request.workspace, ["--calibrate-loops"], "calibrate", 0).loops
+    loops = _timing_run(request, request.workspace, None, "calibrate", 0).loops
     # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
-    seconds = _timing_run(request, request.workspace, ["--loops", str(loops)], "baseline", 1).steady
+    seconds = _timing_run(request, request.workspace, loops, "baseline", 1).steady
     costs_path = os.path.join(request.io_dir, "timing-baseline.json.calls.json")
     if request.bench is None and seconds > timing.budget and os.path.exists(costs_path):
         # Too long a pass: time a stratified sample of the calls from now on (sampling.py). One pass of
@@ -213,14 +206,13 @@ def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
     """`count` interleaved pairs, stopping early once the interval is decisive either way (sequential.py)."""
     timing = request.timing
     assert timing is not None
-    loops = ["--loops", str(timing.loops)]
     series: Series = {"original": [], "candidate": []}
     for k in range(first, first + count):
         order = [("original", request.original_workspace), ("candidate", request.workspace)]
         if k % 2:
             order.reverse()
         for tag, workspace in order:
-            series[tag].append(_timing_run(request, workspace, loops, f"{tag}-{k}", k + 1))
+            series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1))
         if _decided(series, 1.0 + timing.floor):
             break
     return series

@@ -1,12 +1,12 @@
 """A pyperf worker that times the recorded workload on one module version.
 
-    python -m coderefine_sandbox.timing.worker --worker (--calibrate-loops | --loops N) --values V
-        --warmups W -o out.json --workspace DIR --module NAME --import-root REL --calls calls.pkl
-        [--exclude unstable.json] [--bench-file FILE --bench-function NAME ...]
+    python -m coderefine_sandbox.timing.worker STEP.json
 
-pyperf does the calibration of loops, the warmups, the values and the metadata; the runner (runner.py)
-spawns these workers itself so that original and candidate processes can be interleaved, which pyperf's
-own manager does not do.
+STEP.json is a protocol.TimingWorkerRequest: the module version, the calls (or the user's benchmark), and
+pyperf's values, warmups, minimum time and loops (or none: calibrate them), which become pyperf's own
+worker command line (`pyperf_argv`). pyperf does the calibration of loops, the warmups, the values and the
+metadata; the runner (timing/steps.py) spawns these workers itself so that original and candidate processes
+can be interleaved, which pyperf's own manager does not do.
 
 One loop = every recorded call once, or, with a bench file the user named (`--bench`), every benchmark
 function once. The arguments of each call are unpickled fresh before it (the call
@@ -29,6 +29,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import pickle
 import sys
 import threading
@@ -41,6 +42,7 @@ import pyperf._worker
 
 from coderefine_sandbox.audit import clock_state, replaced_clocks
 from coderefine_sandbox.pinning import Pin
+from coderefine_sandbox.protocol import TimingWorkerRequest, read_json
 from coderefine_sandbox.timing.sampling import read_sample
 from coderefine_sandbox.workload import (
     add_import_paths,
@@ -136,19 +138,20 @@ def timed_import(name: str) -> Any:
     return module
 
 
-def build_workload(args: Any) -> tuple[list[tuple[Any, bytes, Any, bool]], list[str], list[int]]:
+def build_workload(request: TimingWorkerRequest) -> tuple[list[tuple[Any, bytes, Any, bool]], list[str], list[int]]:
     """The workload entries, the target (or bench function) of each, and how many recorded calls each
     stands for (workload.timed_calls: each distinct call once per pass)."""
-    add_import_paths(args.workspace, args.import_root)
-    if args.bench_file:
-        functions = load_bench(args.bench_file, args.bench_function)
+    add_import_paths(request.workspace, request.import_root)
+    bench = request.bench
+    if bench is not None:  # loaded from the workspace being timed, so it imports that workspace's target
+        functions = load_bench(os.path.join(request.workspace, bench.file), list(bench.functions))
         return (
             [(func, NO_ARGUMENTS, None, False) for func in functions],
-            list(args.bench_function),
+            list(bench.functions),
             [1] * len(functions),
         )
-    module = timed_import(args.module)
-    distinct = timed_calls(args.calls, args.exclude)
+    module = timed_import(request.module)
+    distinct = timed_calls(request.calls, request.exclude)
     workload = [
         (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out)
         for call, _ in distinct
@@ -229,40 +232,50 @@ def _write_trust(out: str, tampered: list[str]) -> None:
         json.dump({**TALLY, "tampered": tampered}, fh)
 
 
-def main() -> int:
+def pyperf_argv(request: TimingWorkerRequest) -> list[str]:
+    """pyperf's own command line for one worker process of the request (pyperf parses it as a worker's)."""
+    loops = ["--calibrate-loops"] if request.loops is None else ["--loops", str(request.loops)]
+    return [
+        "--worker",
+        "--quiet",
+        "--values",
+        str(request.values),
+        "--warmups",
+        str(request.warmups),
+        "--min-time",
+        str(request.min_time),
+        "-o",
+        request.out,
+        *loops,
+    ]
+
+
+def main(argv: list[str]) -> int:
+    request = read_json(TimingWorkerRequest, argv[0])
     runner = pyperf.Runner(add_cmdline_args=None)
-    parser = runner.argparser
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--module", required=True)
-    parser.add_argument("--import-root", default="")
-    parser.add_argument("--calls", required=True)
-    parser.add_argument("--exclude")
-    parser.add_argument("--bench-file")
-    parser.add_argument("--bench-function", action="append", default=[])
-    parser.add_argument("--sample", help="the calls to time and their weights (sampling.py)")
-    args = runner.parse_args()
+    runner.parse_args(pyperf_argv(request))
     guarded = _guarded()  # before any of the module under judgement runs
-    workload, names, repeats = build_workload(args)
+    workload, names, repeats = build_workload(request)
     tampered = tampering(guarded)
     if tampered:  # nothing this process would measure could be believed
-        _write_trust(args.output, tampered)
+        _write_trust(request.out, tampered)
         return 3
     # Each distinct call stands for its repeats; a sampled one for its stratum too.
     WEIGHTS[:] = [float(count) for count in repeats]
-    sample = None if args.bench_file else read_sample(args.sample)
+    sample = None if request.bench is not None else read_sample(request.sample)
     if sample is not None:
         workload = [workload[index] for index, _ in sample]
         names = [names[index] for index, _ in sample]
         WEIGHTS[:] = [repeats[index] * weight for index, weight in sample]
-    runner.bench_time_func("workload", time_workload, workload, not args.bench_file)
-    if args.output:
-        write_per_target(args.output + ".targets.json", names)
+    runner.bench_time_func("workload", time_workload, workload, request.bench is None)
+    if request.out:
+        write_per_target(request.out + ".targets.json", names)
         if sample is None:  # each call's cost in the original, to choose a sample from (baseline)
-            with open(args.output + ".calls.json", "w", encoding="utf-8") as fh:
+            with open(request.out + ".calls.json", "w", encoding="utf-8") as fh:
                 json.dump([seconds / (PASSES[0] or 1) for seconds in PER_CALL], fh)
-    _write_trust(args.output, tampering(guarded))
+    _write_trust(request.out, tampering(guarded))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
