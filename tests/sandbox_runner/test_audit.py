@@ -17,10 +17,12 @@ import pytest
 from coderefine_sandbox.audit import gained
 from coderefine_sandbox.protocol import (
     BehaviorTolerances,
+    CallsHeader,
     Capability,
     ReplayReport,
     ReplayRequest,
     read_json,
+    write_calls,
     write_json,
 )
 from coderefine_sandbox.workload import held_out_indices
@@ -235,7 +237,7 @@ def _replay(workspace: Path, module: str, calls: Path, out: Path, original: Path
 def test_replay_repeats_the_calls_in_reverse_and_catches_state_that_changes_later_results(tmp_path):
     (tmp_path / "mod.py").write_text(COUNTER)
     calls = tmp_path / "calls.pkl"
-    calls.write_bytes(pickle.dumps({"records": [_record((n,), 2 * n) for n in (1, 2, 3)]}))
+    write_calls(str(calls), CallsHeader("mod", None), [_record((n,), 2 * n) for n in (1, 2, 3)])
     report = _replay(tmp_path, "mod", calls, tmp_path / "out.json")
     assert report.mismatches == 3 and {e.kind for e in report.examples} == {"repeat return"}
     assert report.capabilities == ()
@@ -260,6 +262,6 @@ def test_a_layered_candidate_importing_the_original_s_sibling_module_gains_no_po
         (candidate / "pkg" / name).symlink_to(original / "pkg" / name)
     (candidate / "pkg" / "mod.py").write_text((original / "pkg" / "mod.py").read_text())
     calls = tmp_path / "calls.pkl"
-    calls.write_bytes(pickle.dumps({"records": [{**_record((2,), 4), "target": "f"}]}))
+    write_calls(str(calls), CallsHeader("pkg.mod", None), [{**_record((2,), 4), "target": "f"}])
     report = _replay(candidate, "pkg.mod", calls, tmp_path / "out.json", original=original)
     assert (report.mismatches, report.capabilities) == (0, ())

@@ -1,5 +1,5 @@
 """Generate extra inputs for the targets from their type hints (hypothesis), and record the ORIGINAL's
-outcomes on them, in the same format as the capture (so replay.py compares candidates on them as well).
+outcomes on them as a calls file, like the tests' recording (so replay.py compares candidates on them as well).
 
     python -m coderefine_sandbox.behaviour.generate STEP.json
 
@@ -26,8 +26,15 @@ import typing
 from typing import Any
 
 from coderefine_sandbox.pinning import pinned_call
-from coderefine_sandbox.protocol import GeneratedReport, GenerateRequest, read_json, write_json
-from coderefine_sandbox.recording.capture import PROTOCOL
+from coderefine_sandbox.protocol import (
+    CALLS_PICKLE,
+    CallsHeader,
+    GeneratedReport,
+    GenerateRequest,
+    read_json,
+    write_calls,
+    write_json,
+)
 from coderefine_sandbox.workload import add_import_paths, import_module, resolve
 
 PER_CALL_SECONDS = 1.0
@@ -93,7 +100,7 @@ def _examples(strategy: Any, count: int) -> list[tuple]:
 
 def _record(target: str, func: Any, args: tuple) -> dict[str, Any] | None:
     try:
-        blob = pickle.dumps((args, {}), protocol=PROTOCOL)
+        blob = pickle.dumps((args, {}), protocol=CALLS_PICKLE)
     except Exception:
         return None
     call_args, call_kwargs = pickle.loads(blob)
@@ -104,7 +111,7 @@ def _record(target: str, func: Any, args: tuple) -> dict[str, Any] | None:
         with contextlib.redirect_stdout(out), pinned_call():
             value = func(*call_args, **call_kwargs)
         record["outcome"] = "return"
-        record["value"] = pickle.dumps(value, protocol=PROTOCOL)
+        record["value"] = pickle.dumps(value, protocol=CALLS_PICKLE)
     except _TooSlow:
         return None
     except Exception as exc:
@@ -114,7 +121,7 @@ def _record(target: str, func: Any, args: tuple) -> dict[str, Any] | None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     try:
-        after = pickle.dumps((call_args, call_kwargs), protocol=PROTOCOL)
+        after = pickle.dumps((call_args, call_kwargs), protocol=CALLS_PICKLE)
     except Exception:
         return None
     record["args_after"] = after if after != blob else None
@@ -157,8 +164,7 @@ def main(argv: list[str]) -> int:
             recorded = [r for r in (_record(target, func, example) for example in examples) if r is not None]
             generated[target] = len(recorded)
             records.extend(recorded)
-    with open(request.out, "wb") as fh:
-        pickle.dump({"records": records}, fh, protocol=PROTOCOL)
+    write_calls(request.out, CallsHeader(module=request.module, recording=None), records)
     # unstable and usable are the runner's to find out: it replays these calls on the original
     report = GeneratedReport(generated=generated, skipped=skipped, unstable=0, usable=0, error=error)
     write_json(request.report, report)

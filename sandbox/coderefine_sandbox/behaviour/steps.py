@@ -4,7 +4,6 @@ protocol records."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step, step_argv
@@ -14,7 +13,9 @@ from coderefine_sandbox.protocol import (
     ReplayReport,
     ReplayRequest,
     RunnerRequest,
+    UnstableCalls,
     from_json,
+    write_json,
 )
 
 
@@ -49,8 +50,7 @@ def replay(
 
 def write_unstable(path: str, indices: tuple[int, ...]) -> None:
     """The calls the original does not repeat identically, left out whenever a candidate is judged."""
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(list(indices), fh)
+    write_json(path, UnstableCalls(indices))
 
 
 def generate(request: RunnerRequest, workspace: str) -> GeneratedReport:

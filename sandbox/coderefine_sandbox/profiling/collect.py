@@ -3,20 +3,27 @@ calls and the tests it ran in (cProfile, one profiler per test), then, in a seco
 of the functions worth judging (a trace function that follows only their frames).
 
 Standard library only. Used by the pytest plugin (plugin.py) and by the workload command wrapper
-(command.py); both write the JSON that steps.py turns into a ProfileReport.
+(command.py); both write a protocol.ProfileTable or CoverageTable that steps.py turns into a ProfileReport.
 """
 
 from __future__ import annotations
 
 import cProfile
-import json
 import os
 import sys
 import threading
 import types
 from typing import Any
 
-from coderefine_sandbox.protocol import ProfilePass, read_json
+from coderefine_sandbox.protocol import (
+    CoverageRow,
+    CoverageTable,
+    ProfilePass,
+    ProfileRow,
+    ProfileTable,
+    read_json,
+    write_json,
+)
 
 Key = tuple[str, int, str]  # cProfile's: file, first line, code name
 # A function never fully covered would be traced line by line for the whole run (the cost of coverage on a
@@ -87,11 +94,21 @@ class Profiles:
                 row["tests"].append(test)
 
     def dump(self, path: str) -> None:
-        functions = [
-            {"file": f, "line": line, "name": name, **row} for (f, line, name), row in sorted(self.rows.items())
-        ]
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"total": self.total, "functions": functions}, fh)
+        functions = tuple(
+            ProfileRow(
+                file=f,
+                line=line,
+                name=name,
+                own=row["own"],
+                cumulative=row["cumulative"],
+                calls=row["calls"],
+                primitive=row["primitive"],
+                tests=tuple(row["tests"]),
+                test_count=row["test_count"],
+            )
+            for (f, line, name), row in sorted(self.rows.items())
+        )
+        write_json(path, ProfileTable(total=self.total, functions=functions))
 
 
 def _own_lines(code: types.CodeType) -> set[int]:
@@ -189,19 +206,12 @@ class FunctionCoverage:
         threading.settrace(None)  # type: ignore[arg-type]
 
     def dump(self, path: str) -> None:
-        found = [
-            {
-                "file": f,
-                "line": line,
-                "name": name,
-                "lines": len(lines),
-                "covered": len(self.hit.get(key, set()) & lines),
-            }
+        found = tuple(
+            CoverageRow(file=f, line=line, name=name, lines=len(lines), covered=len(self.hit.get(key, set()) & lines))
             for key, lines in sorted(self.lines.items())
             for f, line, name in [key]
-        ]
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump({"method": "sys.settrace", "functions": found}, fh)
+        )
+        write_json(path, CoverageTable(method="sys.settrace", functions=found))
 
 
 def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str, dict[str, tuple[Key, ...]]]:

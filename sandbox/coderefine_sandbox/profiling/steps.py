@@ -9,20 +9,23 @@ Timing under a profiler is inflated, evenly enough to rank by; it is never a ver
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from coderefine_sandbox.process import SANDBOX_DIR, StepTimeout, remove_stale, run_step
 from coderefine_sandbox.protocol import (
+    CoverageTable,
     FunctionKey,
     ProfiledFunction,
     ProfilePass,
     ProfileReport,
     ProfileRequest,
+    ProfileTable,
+    PytestResults,
     TestFailure,
     TestRun,
+    read_json,
     write_json,
 )
 
@@ -77,16 +80,15 @@ def _test_run(results_path: str, code: int, output: str, duration: float) -> Tes
         last = output.strip().splitlines()[-1] if output.strip() else f"exit code {code}"
         failure = TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:])
         return TestRun(False, duration, code, output[-3000:], 0, 0, 1, 0, (failure,), last, None, None)
-    with open(results_path, encoding="utf-8") as fh:
-        results = json.load(fh)
-    outcomes: dict[str, str] = results["outcomes"]
-    failures = tuple(TestFailure(n, results["messages"].get(n, "")) for n, o in outcomes.items() if o == "failed")
+    results = read_json(PytestResults, results_path)
+    outcomes = results.outcomes
+    failures = tuple(TestFailure(n, results.messages.get(n, "")) for n, o in outcomes.items() if o == "failed")
     return TestRun(
         timed_out=False,
         duration=duration,
-        exit_code=results["exit_code"],
+        exit_code=results.exit_code,
         output_tail=output[-3000:],
-        collected=results["collected"],
+        collected=results.collected,
         passed=sum(1 for o in outcomes.values() if o == "passed"),
         failed=len(failures),
         skipped=sum(1 for o in outcomes.values() if o == "skipped"),
@@ -119,47 +121,45 @@ def profile(request: ProfileRequest) -> ProfileReport:
     if not os.path.exists(out):
         report.runner_error = "the profiled run wrote no profile: " + (output.strip()[-300:] or f"exit code {code}")
         return report
-    with open(out, encoding="utf-8") as fh:
-        profiled = json.load(fh)
-    report.total_seconds = profiled["total"]
-    rows = profiled["functions"]
-    chosen = [row for row in rows if row["primitive"] >= request.min_calls]
-    wanted = tuple((row["file"], row["line"], row["name"]) for row in chosen)
+    profiled = read_json(ProfileTable, out)
+    report.total_seconds = profiled.total
+    rows = profiled.functions
+    chosen = [row for row in rows if row.primitive >= request.min_calls]
+    wanted = tuple((row.file, row.line, row.name) for row in chosen)
     # The coverage pass needs only the tests that ran those functions (all of them: tests that reach a
     # function without being among them would only add lines, never remove any).
-    reaching = sorted({test for row in chosen for test in row["tests"]})
+    reaching = sorted({test for row in chosen for test in row.tests})
     only = reaching if request.command is None and 0 < len(reaching) <= MAX_SELECTED else None
-    coverage: dict[tuple[str, int, str], tuple[int, int]] = {}
+    coverage: dict[FunctionKey, tuple[int, int]] = {}
     if wanted:
         cov_out = os.path.join(request.io_dir, "coverage.json")
         remove_stale(cov_out, results)
         try:
             reaches: dict[str, list[FunctionKey]] = {}
             for row in chosen:
-                for test in row["tests"]:
-                    reaches.setdefault(test, []).append((row["file"], row["line"], row["name"]))
+                for test in row.tests:
+                    reaches.setdefault(test, []).append((row.file, row.line, row.name))
             reached = {test: tuple(keys) for test, keys in reaches.items()}
             spec = ProfilePass("coverage", request.workspace, request.paths, cov_out, wanted, reached)
             _run(request, spec, results, only)
-            with open(cov_out, encoding="utf-8") as fh:
-                measured = json.load(fh)
-            report.coverage_method = measured["method"]
-            coverage = {(m["file"], m["line"], m["name"]): (m["lines"], m["covered"]) for m in measured["functions"]}
-        except (StepTimeout, OSError, ValueError) as exc:
+            measured = read_json(CoverageTable, cov_out)
+            report.coverage_method = measured.method
+            coverage = {(m.file, m.line, m.name): (m.lines, m.covered) for m in measured.functions}
+        except (StepTimeout, OSError, ValueError) as exc:  # ValueError: ProtocolError too
             report.coverage_error = f"the coverage run failed: {exc}"
     report.functions = tuple(
         ProfiledFunction(
-            file=row["file"],
-            line=row["line"],
-            name=row["name"],
-            own_seconds=row["own"],
-            cumulative_seconds=row["cumulative"],
-            calls=row["calls"],
-            primitive_calls=row["primitive"],
-            test_count=row["test_count"],
-            tests=tuple(row["tests"][:MAX_TEST_NAMES]),
-            lines=coverage.get((row["file"], row["line"], row["name"]), (0, 0))[0],
-            covered=coverage.get((row["file"], row["line"], row["name"]), (0, 0))[1],
+            file=row.file,
+            line=row.line,
+            name=row.name,
+            own_seconds=row.own,
+            cumulative_seconds=row.cumulative,
+            calls=row.calls,
+            primitive_calls=row.primitive,
+            test_count=row.test_count,
+            tests=row.tests[:MAX_TEST_NAMES],
+            lines=coverage.get((row.file, row.line, row.name), (0, 0))[0],
+            covered=coverage.get((row.file, row.line, row.name), (0, 0))[1],
         )
         for row in rows
     )

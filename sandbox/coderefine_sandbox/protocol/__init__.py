@@ -1,5 +1,9 @@
-"""The typed contract between coderefine (the host) and its sandbox runner: every request and every report,
-and every file one of the runner's steps hands to another process.
+"""The typed contract between coderefine (the host) and its sandbox runner, every request and every report;
+and inside the sandbox, the request of each step the runner starts as a process of its own and each file one
+step leaves for another (the calls file, the timing worker's figures, pytest's results, ...). Two kinds of
+file keep formats of their own: a program's recorded runs (programs/runs.py, typed there: they hold bytes)
+and what the programs' start-up hook writes from inside the user's processes, which import nothing of this
+package.
 
 Both sides import this very package (the host loads it from the folder the sandbox runs it from, see
 `coderefine.resources`), so it imports only the standard library. Its modules follow the runner's stages:
@@ -26,6 +30,7 @@ from coderefine_sandbox.protocol.behaviour import (
     MismatchExample,
     ReplayReport,
     ReplayRequest,
+    UnstableCalls,
 )
 from coderefine_sandbox.protocol.codec import (
     ProtocolError,
@@ -45,21 +50,36 @@ from coderefine_sandbox.protocol.modes import (
     RunnerRequest,
 )
 from coderefine_sandbox.protocol.profiling import (
+    CoverageRow,
+    CoverageTable,
     FunctionKey,
     ProfiledFunction,
     ProfilePass,
     ProfileReport,
     ProfileRequest,
+    ProfileRow,
+    ProfileTable,
 )
-from coderefine_sandbox.protocol.programs import ProgramBaseline, ProgramSpec
+from coderefine_sandbox.protocol.programs import (
+    ProgramBaseline,
+    ProgramSpec,
+)
 from coderefine_sandbox.protocol.recording import (
+    CALLS_PICKLE,
+    CallsHeader,
     CaptureLimits,
+    CaptureSpec,
     CaptureSummary,
+    PytestResults,
+    RecordingSummary,
     SelectionCounts,
     TargetEvidence,
+    TargetLines,
     TestFailure,
     TestRun,
     TestSelection,
+    read_calls,
+    write_calls,
 )
 from coderefine_sandbox.protocol.timing import (
     Bench,
@@ -68,20 +88,28 @@ from coderefine_sandbox.protocol.timing import (
     Estimate,
     TimingParameters,
     TimingReport,
+    TimingSample,
+    TimingTally,
     TimingWorkerRequest,
+    WorkerFigures,
 )
 
 __all__ = [
+    "CALLS_PICKLE",
     "REPORTS",
     "BaselineReport",
     "BehaviorTolerances",
     "Bench",
     "Calibration",
+    "CallsHeader",
     "CandidateReport",
     "Capability",
     "CaptureLimits",
+    "CaptureSpec",
     "CaptureSummary",
     "Confirmation",
+    "CoverageRow",
+    "CoverageTable",
     "Estimate",
     "FunctionKey",
     "GenerateRequest",
@@ -93,26 +121,37 @@ __all__ = [
     "ProfilePass",
     "ProfileReport",
     "ProfileRequest",
+    "ProfileRow",
+    "ProfileTable",
     "ProfiledFunction",
     "ProgramBaseline",
     "ProgramSpec",
     "ProtocolError",
+    "PytestResults",
+    "RecordingSummary",
     "ReplayReport",
     "ReplayRequest",
     "RunnerReport",
     "RunnerRequest",
     "SelectionCounts",
     "TargetEvidence",
+    "TargetLines",
     "TestFailure",
     "TestRun",
     "TestSelection",
     "TimingParameters",
     "TimingReport",
+    "TimingSample",
+    "TimingTally",
     "TimingWorkerRequest",
+    "UnstableCalls",
+    "WorkerFigures",
     "from_dict",
     "from_json",
+    "read_calls",
     "read_json",
     "to_dict",
     "to_json",
+    "write_calls",
     "write_json",
 ]

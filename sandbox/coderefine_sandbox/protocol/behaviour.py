@@ -1,6 +1,6 @@
 """The protocol of the behaviour stage: how outcomes are compared, the powers a version uses, the requests of
 its two steps (replaying recorded or generated calls, generating inputs), each run as a process of its own,
-and their reports."""
+their reports, and the calls the original does not repeat."""
 
 from __future__ import annotations
 
@@ -90,6 +90,14 @@ class ReplayReport:
 
 
 @dataclass(frozen=True)
+class UnstableCalls:
+    """The calls of a calls file the original does not repeat identically (its replay on its own recording):
+    left out whenever a candidate is judged or timed."""
+
+    indices: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class GeneratedReport:
     """Inputs generated from type hints and the original's outcomes on them."""
 
@@ -117,7 +125,7 @@ class ReplayRequest:
     module: str
     import_root: str  # relative to the workspace
     calls: str  # the calls file (the tests' recording, or the generated inputs)
-    exclude: str | None  # the calls the original does not repeat (`UnstableCalls`), left out; absent: none
+    exclude: str | None  # the calls the original does not repeat (UnstableCalls), left out; absent: none
     out: str
     tolerances: BehaviorTolerances
     profile: bool  # profile the calls for the module's hot spots

@@ -1,6 +1,6 @@
 """The protocol of the runner's `profile` mode (`coderefine scan`): a mode of its own with its own request, since
 it works on a whole project, not on one module's targets; and the request of each of its two passes, for the
-collector in the process that runs the tests or the workload command."""
+collector in the process that runs the tests or the workload command, and what that collector writes back."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class ProfileReport:
     cpu_seconds: float = 0.0
 
 
-# ----------------------------------------------------------------------------- a pass's request
+# ----------------------------------------------------------------------------- a pass: its request, its figures
 
 FunctionKey = tuple[str, int, str]  # cProfile's key of a function: file (relative to the workspace), first line, name
 
@@ -72,3 +72,45 @@ class ProfilePass:
     out: str  # where the collector's figures go
     wanted: tuple[FunctionKey, ...]  # coverage: the functions to trace
     reaches: dict[str, tuple[FunctionKey, ...]]  # coverage: per test, the wanted functions it ran
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    """One project function over the profiled pass: cProfile's figures, summed over the tests it ran in."""
+
+    file: str
+    line: int
+    name: str
+    own: float
+    cumulative: float
+    calls: int
+    primitive: int
+    tests: tuple[str, ...]  # every test it ran in, in order
+    test_count: int
+
+
+@dataclass(frozen=True)
+class ProfileTable:
+    """What the profiled pass writes: every project function's row, and every function's own time added up."""
+
+    total: float
+    functions: tuple[ProfileRow, ...]
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """A wanted function's statement lines and how many of them the coverage pass ran."""
+
+    file: str
+    line: int
+    name: str
+    lines: int
+    covered: int
+
+
+@dataclass(frozen=True)
+class CoverageTable:
+    """What the coverage pass writes: how the lines were traced, and each wanted function's lines."""
+
+    method: str
+    functions: tuple[CoverageRow, ...]

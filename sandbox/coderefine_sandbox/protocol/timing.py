@@ -1,5 +1,6 @@
 """The protocol of the timing stage: how to time, the user's own benchmark, the request of one timing worker
-process, and the calibration and the interleaved timing reported back."""
+process and the figures it writes beside pyperf's, the sample of the calls timed when a pass is too long, and
+the calibration and the interleaved timing reported back."""
 
 from __future__ import annotations
 
@@ -99,11 +100,45 @@ class TimingWorkerRequest:
     module: str
     import_root: str  # relative to the workspace
     calls: str  # the calls file
-    exclude: str | None  # the calls the original does not repeat (`UnstableCalls`), never timed
-    sample: str  # where the run's sample of the calls lives; absent until the baseline chose one
+    exclude: str | None  # the calls the original does not repeat (UnstableCalls), never timed
+    sample: str  # where the run's TimingSample lives; absent until the baseline chose one
     bench: Bench | None  # the user's benchmark instead of the calls (loaded from this workspace)
     values: int
     warmups: int
     min_time: float
     loops: int | None
     out: str
+    figures: str  # where the worker's own figures go (WorkerFigures)
+
+
+@dataclass
+class TimingTally:
+    """A timing worker's own figures beside pyperf's, summed over every pass it makes (warmups too); the worker
+    fills it as it times."""
+
+    held_out: float  # seconds on the held-out calls (never shown to the model)
+    shown: float  # seconds on the other calls
+    passes: int
+    import_seconds: float  # executing the module at import (compiling excepted), its threads waited for
+    thread_seconds: float  # waiting for threads the import or a call left running
+    # The process's very first pass alone (-1: none yet): a pyperf value averages `loops` passes, all but one
+    # of them after a cache could have filled, and the warm-gain rule compares this one (timing/steps.py).
+    first_pass: float
+
+
+@dataclass(frozen=True)
+class WorkerFigures:
+    """What a timing worker writes beside pyperf's file (the request's `figures`)."""
+
+    tally: TimingTally
+    tampered: tuple[str, ...]  # what was replaced (a clock, pyperf's runner, the worker's own): nothing counts
+    per_target: dict[str, float]  # seconds per pass of each target's calls (one verdict per function)
+    call_costs: tuple[float, ...] | None  # seconds per pass of each call; None: a sample was timed
+
+
+@dataclass(frozen=True)
+class TimingSample:
+    """The calls timed when one pass over all of them exceeds the budget (timing/sampling.py): (index into the
+    workload, the calls it stands for), chosen once from the original's costs."""
+
+    calls: tuple[tuple[int, float], ...]

@@ -22,9 +22,10 @@ import types
 from typing import Any
 
 from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
+from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
 from coderefine_sandbox.recording.linecov import LineCoverage
 
-PROTOCOL = 4
+PROTOCOL = CALLS_PICKLE  # each call's arguments and outcome, pickled inside the calls file
 
 
 class _Tee(io.TextIOBase):
@@ -190,22 +191,24 @@ class Recorder:
         self.records.append(record)
 
     def dump(self, path: str) -> None:
-        payload = {
-            "module": self.module_name,
-            "module_file": self.module_file,
-            "records": self.records,
-            "counts": self.counts,
-            "unreplayable": self.unreplayable,
-            "truncated": self.truncated,
-            "patched": self.patched,
-            "reached": sorted(self.reached),
-            "coverage": self.coverage.report(),
-            "coverage_method": self.coverage.method,
-            "pinned": pinned_names(),
-            "not_pinned": list(NOT_PINNED),
+        """The calls file: what recording gave as its header, then the recorded calls."""
+        coverage = {
+            target: TargetLines(tuple(lines["lines"]), tuple(lines["covered"]))
+            for target, lines in self.coverage.report().items()
         }
-        with open(path, "wb") as fh:
-            pickle.dump(payload, fh, protocol=PROTOCOL)
+        summary = RecordingSummary(
+            module_file=self.module_file,
+            counts=self.counts,
+            unreplayable=self.unreplayable,
+            truncated=self.truncated,
+            patched=tuple(self.patched),
+            reached=tuple(sorted(self.reached)),
+            coverage=coverage,
+            coverage_method=self.coverage.method,
+            pinned=tuple(pinned_names()),
+            not_pinned=NOT_PINNED,
+        )
+        write_calls(path, CallsHeader(module=self.module_name, recording=summary), self.records)
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):

@@ -1,15 +1,15 @@
 """pytest plugin loaded into every test run in the sandbox (`-p coderefine_sandbox.recording.pytest_plugin`).
 
-It writes the outcome of every test as JSON (CODEREFINE_RESULTS), the test currently running
-(CODEREFINE_PROGRESS, so a timeout can name the test that hung), which file the target module was
-imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE is set,
-the calls to the target functions and their line coverage (capture.py). `random` is reseeded before
-every test. With CODEREFINE_SELECT (a JSON file) it keeps only some tests (selection.py).
+It writes the outcome of every test (CODEREFINE_RESULTS, a protocol.PytestResults), the test currently
+running (CODEREFINE_PROGRESS, so a timeout can name the test that hung), which file the target module was
+imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE (a
+protocol.CaptureSpec) is set, the calls to the target functions and their line coverage as a calls file
+(capture.py). `random` is reseeded before every test. With CODEREFINE_SELECT (a protocol.TestSelection in a
+file) it keeps only some tests (selection.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -18,6 +18,15 @@ from typing import Any
 import pytest
 
 from coderefine_sandbox.pinning import SEED
+from coderefine_sandbox.protocol import (
+    CaptureSpec,
+    PytestResults,
+    SelectionCounts,
+    TestSelection,
+    from_json,
+    read_json,
+    write_json,
+)
 from coderefine_sandbox.recording.capture import Recorder
 from coderefine_sandbox.recording.selection import Selector
 
@@ -50,17 +59,16 @@ def _short_message(report: Any) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    selection = os.environ.get("CODEREFINE_SELECT")
-    if selection:
-        with open(selection, encoding="utf-8") as fh:
-            options = json.load(fh)
+    selection_path = os.environ.get("CODEREFINE_SELECT")
+    if selection_path:
+        selection = read_json(TestSelection, selection_path)
         _state.selector = Selector(
-            options["names"], options["node_ids"], config.getini("python_files"), options["data_names"]
+            list(selection.names), list(selection.node_ids), config.getini("python_files"), list(selection.data_names)
         )
-    spec = os.environ.get("CODEREFINE_CAPTURE")
-    if spec:
-        options = json.loads(spec)
-        _state.recorder = Recorder(options["module"], options["targets"], options["max_calls"], options["max_bytes"])
+    capture = os.environ.get("CODEREFINE_CAPTURE")
+    if capture:
+        spec = from_json(CaptureSpec, capture)
+        _state.recorder = Recorder(spec.module, list(spec.targets), spec.max_calls, spec.max_bytes)
         _state.recorder.install()
 
 
@@ -119,16 +127,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = os.environ.get("CODEREFINE_RESULTS")
     module_name = os.environ.get("CODEREFINE_MODULE", "")
     module = sys.modules.get(module_name)
-    payload = {
-        "collected": session.testscollected,
-        "exit_code": int(exitstatus),
-        "outcomes": _state.outcomes,
-        "messages": _state.messages,
-        "module_file": getattr(module, "__file__", None),
-        "selected": _state.selector.counts() if _state.selector is not None else None,
-    }
+    selector = _state.selector
+    results = PytestResults(
+        collected=session.testscollected,
+        exit_code=int(exitstatus),
+        outcomes=_state.outcomes,
+        messages=_state.messages,
+        module_file=getattr(module, "__file__", None),
+        selected=SelectionCounts(**selector.counts()) if selector is not None else None,
+    )
     if path:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh)
+        write_json(path, results)
     if _state.recorder is not None:
         _state.recorder.dump(os.environ["CODEREFINE_CALLS_OUT"])

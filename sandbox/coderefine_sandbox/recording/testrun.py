@@ -4,13 +4,21 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import time
 
 from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_stale, run_step
-from coderefine_sandbox.protocol import RunnerRequest, SelectionCounts, TestFailure, TestRun
+from coderefine_sandbox.protocol import (
+    CaptureSpec,
+    PytestResults,
+    RunnerRequest,
+    TestFailure,
+    TestRun,
+    read_json,
+    to_json,
+    write_json,
+)
 
 
 def run_tests(
@@ -23,28 +31,15 @@ def run_tests(
     env["CODEREFINE_RESULTS"] = results_path
     env["CODEREFINE_PROGRESS"] = progress_path
     if capture:
-        env["CODEREFINE_CAPTURE"] = json.dumps(
-            {
-                "module": request.module_name,
-                "targets": list(request.targets),
-                "max_calls": request.capture.max_calls_per_target,
-                "max_bytes": request.capture.max_bytes,
-            }
-        )
+        limits = request.capture
+        spec = CaptureSpec(request.module_name, request.targets, limits.max_calls_per_target, limits.max_bytes)
+        env["CODEREFINE_CAPTURE"] = to_json(spec)
         env["CODEREFINE_CALLS_OUT"] = os.path.join(request.io_dir, "calls.pkl")
     tests = list(request.tests)
     if request.selection is not None:
         # A file, not a variable: thousands of node ids would pass the kernel's limit on one variable (128 KiB).
         selection_path = os.path.join(request.io_dir, "selection.json")
-        with open(selection_path, "w", encoding="utf-8") as fh:
-            json.dump(
-                {
-                    "names": list(request.selection.names),
-                    "node_ids": list(request.selection.node_ids),
-                    "data_names": list(request.selection.data_names),
-                },
-                fh,
-            )
+        write_json(selection_path, request.selection)
         env["CODEREFINE_SELECT"] = selection_path
         if request.selection.node_ids and not tests:
             # Only the files of the selected tests are collected: the rest of the suite is never imported.
@@ -91,26 +86,25 @@ def run_tests(
             failure=TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:]),
             session_error=output.strip().splitlines()[-1] if output.strip() else f"exit code {proc.returncode}",
         )
-    with open(results_path, encoding="utf-8") as fh:
-        results = json.load(fh)
-    outcomes: dict[str, str] = results["outcomes"]
+    results = read_json(PytestResults, results_path)
+    outcomes = results.outcomes
     return TestRun(
         timed_out=False,
         duration=duration,
-        exit_code=results["exit_code"],
+        exit_code=results.exit_code,
         output_tail=output[-3000:],
-        collected=results["collected"],
+        collected=results.collected,
         passed=sum(1 for o in outcomes.values() if o == "passed"),
         failed=sum(1 for o in outcomes.values() if o == "failed"),
         skipped=sum(1 for o in outcomes.values() if o == "skipped"),
         failures=tuple(
-            TestFailure(nodeid, results["messages"].get(nodeid, ""))
+            TestFailure(nodeid, results.messages.get(nodeid, ""))
             for nodeid, outcome in outcomes.items()
             if outcome == "failed"
         ),
         session_error=None,
-        module_file=results.get("module_file"),
-        selected=SelectionCounts(**results["selected"]) if results.get("selected") else None,
+        module_file=results.module_file,
+        selected=results.selected,
     )
 
 

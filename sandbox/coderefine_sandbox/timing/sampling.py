@@ -15,9 +15,10 @@ candidate in every timing of the run.
 
 from __future__ import annotations
 
-import json
 import math
 import os
+
+from coderefine_sandbox.protocol import TimingSample, read_json, write_json
 
 STRATA = 4
 
@@ -71,12 +72,10 @@ def sample_path(calls_path: str) -> str:
 
 
 def write_sample(path: str, sample: list[tuple[int, float]]) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump([[index, weight] for index, weight in sample], fh)
+    write_json(path, TimingSample(tuple(sample)))
 
 
 def read_sample(path: str | None) -> list[tuple[int, float]] | None:
     if not path or not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8") as fh:
-        return [(int(index), float(weight)) for index, weight in json.load(fh)]
+    return list(read_json(TimingSample, path).calls)

@@ -3,7 +3,6 @@ interleaved worker processes (candidates), with the statistics of stats.py."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
@@ -12,14 +11,18 @@ from coderefine_sandbox.protocol import (
     Calibration,
     Confirmation,
     Estimate,
+    ProtocolError,
     RunnerRequest,
     TimingReport,
+    TimingTally,
     TimingWorkerRequest,
+    WorkerFigures,
+    read_json,
 )
 from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
 from coderefine_sandbox.timing.sequential import decided
 from coderefine_sandbox.timing.stats import paired_speedup
-from coderefine_sandbox.workload import timed_calls, trust_path
+from coderefine_sandbox.workload import timed_calls
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
@@ -38,6 +41,7 @@ class WorkerRun:
     shown: float = 0.0  # seconds per pass on the other calls
     import_seconds: float = 0.0  # executing the module at import
     per_target: dict[str, float] = field(default_factory=dict)  # seconds per pass of each target's calls
+    call_costs: tuple[float, ...] | None = None  # seconds per pass of each call (None: a sample was timed)
 
     def on(self, basis: str) -> float:
         if basis == "held_out":
@@ -52,7 +56,9 @@ class WorkerRun:
 Series = dict[str, list[WorkerRun]]  # "original" and "candidate", pair k at index k
 
 
-def _worker_request(request: RunnerRequest, workspace: str, out: str, loops: int | None) -> TimingWorkerRequest:
+def _worker_request(
+    request: RunnerRequest, workspace: str, out: str, figures: str, loops: int | None
+) -> TimingWorkerRequest:
     """One worker process on `workspace`: `loops` passes per value, or None to calibrate them."""
     timing = request.timing
     assert timing is not None
@@ -69,6 +75,7 @@ def _worker_request(request: RunnerRequest, workspace: str, out: str, loops: int
         min_time=timing.min_time,
         loops=loops,
         out=out,
+        figures=figures,
     )
 
 
@@ -77,52 +84,52 @@ def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: 
     import pyperf  # only the runner process needs it, and only when timing
 
     out = os.path.join(request.io_dir, f"timing-{tag}.json")
-    remove_stale(out, trust_path(out), out + ".targets.json")
+    figures_path = os.path.join(request.io_dir, f"timing-{tag}.figures.json")
+    remove_stale(out, figures_path)
     env = base_env(request, workspace)
     env["PYTHONHASHSEED"] = str(seed)
-    step = _worker_request(request, workspace, out, loops)
+    step = _worker_request(request, workspace, out, figures_path, loops)
     argv = step_argv("timing.worker", step, os.path.join(request.io_dir, f"timing-{tag}.request.json"))
     proc = run_step(argv, cwd=workspace, env=env, timeout=request.step_timeout)
-    trust = _read_trust(out)
-    tampered = trust.get("tampered") or []
-    if tampered:
+    figures = _read_figures(figures_path)
+    if figures is not None and figures.tampered:
         side = "candidate" if tag.startswith("candidate") else "original"
-        raise RuntimeError(f"the {side} tampered with the timer: it replaced {', '.join(map(str, tampered[:4]))}")
+        raise RuntimeError(f"the {side} tampered with the timer: it replaced {', '.join(figures.tampered[:4])}")
     if not os.path.exists(out):
         raise RuntimeError(f"timing worker failed:\n{proc.stdout[-1500:]}")
     run = pyperf.Benchmark.load(out).get_runs()[-1]
     warmups = [value for _, value in run.warmups]
     values = list(run.values) or warmups[-1:]
-    passes = max(1, int(trust.get("passes", 0)))
-    per_target: dict[str, float] = {}
-    if os.path.exists(out + ".targets.json"):
-        with open(out + ".targets.json", encoding="utf-8") as fh:
-            per_target = json.load(fh)
+    # A worker that wrote no figures (it died after pyperf's file) is timed by pyperf's figures alone.
+    tally = figures.tally if figures is not None else None
+    passes = max(1, tally.passes if tally is not None else 0)
     return WorkerRun(
         steady=sum(values) / len(values),
-        first=_first_pass(trust, warmups or values),
+        first=_first_pass(tally, warmups or values),
         loops=int(run.get_metadata().get("loops", 1)),
-        held_out=float(trust.get("held_out", 0.0)) / passes,
-        shown=float(trust.get("shown", 0.0)) / passes,
-        import_seconds=float(trust.get("import_seconds", 0.0)),
-        per_target=per_target,
+        held_out=(tally.held_out if tally is not None else 0.0) / passes,
+        shown=(tally.shown if tally is not None else 0.0) / passes,
+        import_seconds=tally.import_seconds if tally is not None else 0.0,
+        per_target=figures.per_target if figures is not None else {},
+        call_costs=figures.call_costs if figures is not None else None,
     )
 
 
-def _first_pass(trust: dict[str, object], values: list[float]) -> float:
+def _first_pass(tally: TimingTally | None, values: list[float]) -> float:
     """The worker's first pass alone; its first value (a mean over `loops` passes) if it has none to tell."""
-    first = float(trust.get("first_pass", -1.0))  # type: ignore[arg-type]
+    first = tally.first_pass if tally is not None else -1.0
     return first if first > 0 else values[0]
 
 
-def _read_trust(out: str) -> dict[str, object]:
-    """The worker's figures beside pyperf's (timing_worker.trust_path); empty when it wrote none."""
+def _read_figures(path: str) -> WorkerFigures | None:
+    """The worker's figures beside pyperf's; None when it wrote none. Figures that are not a WorkerFigures
+    fail the timing: the worker process runs the code under judgement, which could have written them."""
+    if not os.path.exists(path):
+        return None
     try:
-        with open(trust_path(out), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return read_json(WorkerFigures, path)
+    except (OSError, ProtocolError) as exc:
+        raise RuntimeError(f"the timing worker's figures cannot be read: {exc}") from None
 
 
 def calibrate(request: RunnerRequest) -> Calibration:
@@ -134,16 +141,14 @@ def calibrate(request: RunnerRequest) -> Calibration:
     remove_stale(sample_path(request.calls_path))
     loops = _timing_run(request, request.workspace, None, "calibrate", 0).loops
     # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
-    seconds = _timing_run(request, request.workspace, loops, "baseline", 1).steady
-    costs_path = os.path.join(request.io_dir, "timing-baseline.json.calls.json")
-    if request.bench is None and seconds > timing.budget and os.path.exists(costs_path):
+    baseline = _timing_run(request, request.workspace, loops, "baseline", 1)
+    seconds, costs = baseline.steady, baseline.call_costs
+    if request.bench is None and seconds > timing.budget and costs is not None:
         # Too long a pass: time a stratified sample of the calls from now on (sampling.py). One pass of
         # the sample is a weighted estimate of the full pass, so the figure and the loops stay valid.
-        with open(costs_path, encoding="utf-8") as fh:
-            costs = json.load(fh)
         targets = [call.target for call, _ in timed_calls(request.calls_path, request.unstable_path)]
         if len(targets) == len(costs):
-            sample = stratified_sample(costs, targets, timing.budget)
+            sample = stratified_sample(list(costs), targets, timing.budget)
             write_sample(sample_path(request.calls_path), sample)
             return Calibration(loops=loops, seconds=seconds, timed_calls=len(sample), calls=len(costs))
     return Calibration(loops=loops, seconds=seconds, timed_calls=0, calls=0)

@@ -12,11 +12,12 @@ One loop = every recorded call once, or, with a bench file the user named (`--be
 function once. The arguments of each call are unpickled fresh before it (the call
 may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
 
-Besides pyperf's file the worker writes OUT.trust.json (see `trust_path`): the seconds executing the
-module at import (compiling excepted: work moved to import time is charged to the candidate), the time
-spent on held-out and on shown calls over every pass, and any tampering with the timer it saw. The clock
-it times with is bound before the module under judgement is imported, and pyperf's and this module's
-state is checked after the import and after the timing: a candidate that replaces them is caught.
+Besides pyperf's file the worker writes its own figures (a protocol.WorkerFigures, where the request's
+`figures` says): the seconds executing the module at import (compiling excepted: work moved to import time
+is charged to the candidate), the time spent on held-out and on shown calls over every pass, each target's
+and each call's share, and any tampering with the timer it saw. The clock it times with is bound before
+the module under judgement is imported, and pyperf's and this module's state is checked after the import
+and after the timing: a candidate that replaces them is caught.
 
 Work moved to a thread is charged where it was moved from: a thread the module starts at import is waited
 for inside the import's time, and a thread a call leaves running is waited for inside that call's time
@@ -28,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-import json
 import os
 import pickle
 import sys
@@ -42,7 +42,7 @@ import pyperf._worker
 
 from coderefine_sandbox.audit import clock_state, replaced_clocks
 from coderefine_sandbox.pinning import Pin
-from coderefine_sandbox.protocol import TimingWorkerRequest, read_json
+from coderefine_sandbox.protocol import TimingTally, TimingWorkerRequest, WorkerFigures, read_json, write_json
 from coderefine_sandbox.timing.sampling import read_sample
 from coderefine_sandbox.workload import (
     add_import_paths,
@@ -50,17 +50,15 @@ from coderefine_sandbox.workload import (
     load_bench,
     resolve,
     timed_calls,
-    trust_path,
 )
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
 _CLOCKS = clock_state()
-# Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made.
-# `first_pass`: the process's very first pass alone (a pyperf value averages `loops` passes, all but one of
-# them after a cache could have filled): what the warm-gain rule compares (steps.py).
-TALLY = {"held_out": 0.0, "shown": 0.0, "passes": 0, "import_seconds": 0.0, "thread_seconds": 0.0, "first_pass": -1.0}
+# Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made, the import,
+# threads waited for, the first pass alone (protocol.TimingTally).
+TALLY = TimingTally(held_out=0.0, shown=0.0, passes=0, import_seconds=0.0, thread_seconds=0.0, first_pass=-1.0)
 
-# Timed seconds per workload entry, and passes made, over the worker's life (see write_per_target).
+# Timed seconds per workload entry, and passes made, over the worker's life (see per_target).
 PER_CALL: list[float] = []
 PASSES = [0]
 # With a sample of the calls (sampling.py), what each timed call stands for; else empty (all 1).
@@ -89,7 +87,7 @@ def wait_for_new_threads(known: set[threading.Thread]) -> float:
             if thread.is_alive():
                 known.add(thread)
     waited = _clock() - started
-    TALLY["thread_seconds"] += waited
+    TALLY.thread_seconds += waited
     return waited
 
 
@@ -122,7 +120,7 @@ def timed_import(name: str) -> Any:
     if spec is None or get_code is None:
         started = _clock()
         module = import_module(name)
-        TALLY["import_seconds"] = _clock() - started
+        TALLY.import_seconds = _clock() - started
         return module
     code = get_code(name)
     module = importlib.util.module_from_spec(spec)
@@ -131,7 +129,7 @@ def timed_import(name: str) -> Any:
     try:
         started = _clock()
         exec(code, module.__dict__)
-        TALLY["import_seconds"] = _clock() - started + wait_for_new_threads(known)
+        TALLY.import_seconds = _clock() - started + wait_for_new_threads(known)
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -203,33 +201,27 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tole
                     held_total += elapsed
             sink.seek(0)
             sink.truncate()
-            if TALLY["first_pass"] < 0:
-                TALLY["first_pass"] = total
+            if TALLY.first_pass < 0:
+                TALLY.first_pass = total
             done += 1
             if perf_counter() > deadline:
                 break
     pin.uninstall()
-    TALLY["held_out"] += held_total
-    TALLY["shown"] += total - held_total
-    TALLY["passes"] += done
+    TALLY.held_out += held_total
+    TALLY.shown += total - held_total
+    TALLY.passes += done
     PASSES[0] += done
     return total * loops / done
 
 
-def write_per_target(path: str, names: list[str]) -> None:
+def per_target(names: list[str]) -> dict[str, float]:
     """Seconds per pass of each target's calls over every pass this worker made (warmups included): what
     each function's own speedup is computed from (one verdict per function)."""
     passes = PASSES[0] or 1
-    per_target: dict[str, float] = {}
+    found: dict[str, float] = {}
     for name, seconds in zip(names, PER_CALL, strict=False):
-        per_target[name] = per_target.get(name, 0.0) + seconds / passes
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(per_target, fh)
-
-
-def _write_trust(out: str, tampered: list[str]) -> None:
-    with open(trust_path(out), "w", encoding="utf-8") as fh:
-        json.dump({**TALLY, "tampered": tampered}, fh)
+        found[name] = found.get(name, 0.0) + seconds / passes
+    return found
 
 
 def pyperf_argv(request: TimingWorkerRequest) -> list[str]:
@@ -258,7 +250,7 @@ def main(argv: list[str]) -> int:
     workload, names, repeats = build_workload(request)
     tampered = tampering(guarded)
     if tampered:  # nothing this process would measure could be believed
-        _write_trust(request.out, tampered)
+        write_json(request.figures, WorkerFigures(TALLY, tuple(tampered), per_target={}, call_costs=None))
         return 3
     # Each distinct call stands for its repeats; a sampled one for its stratum too.
     WEIGHTS[:] = [float(count) for count in repeats]
@@ -268,12 +260,10 @@ def main(argv: list[str]) -> int:
         names = [names[index] for index, _ in sample]
         WEIGHTS[:] = [repeats[index] * weight for index, weight in sample]
     runner.bench_time_func("workload", time_workload, workload, request.bench is None)
-    if request.out:
-        write_per_target(request.out + ".targets.json", names)
-        if sample is None:  # each call's cost in the original, to choose a sample from (baseline)
-            with open(request.out + ".calls.json", "w", encoding="utf-8") as fh:
-                json.dump([seconds / (PASSES[0] or 1) for seconds in PER_CALL], fh)
-    _write_trust(request.out, tampering(guarded))
+    # Without a sample, each call's cost in the original is what the baseline chooses a sample from.
+    costs = None if sample is not None else tuple(seconds / (PASSES[0] or 1) for seconds in PER_CALL)
+    figures = WorkerFigures(TALLY, tuple(tampering(guarded)), per_target=per_target(names), call_costs=costs)
+    write_json(request.figures, figures)
     return 0
 
 

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pyperf._runner
+from coderefine_sandbox.protocol import CallsHeader, UnstableCalls, write_calls, write_json
 from coderefine_sandbox.timing import worker
 
 
@@ -28,7 +29,7 @@ def test_the_workload_is_timed_with_the_clock_bound_before_the_import(monkeypatc
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)  # what a timer-patching candidate does at import
     workload = [(time.sleep, pickle.dumps(((0.002,), {})), None, True)]
     assert worker.time_workload(2, workload, True) >= 0.004
-    assert worker.TALLY["held_out"] >= 0.004 and worker.TALLY["passes"] >= 2
+    assert worker.TALLY.held_out >= 0.004 and worker.TALLY.passes >= 2
 
 
 def _leaves_a_sleeping_thread(seconds: float) -> None:
@@ -37,13 +38,13 @@ def _leaves_a_sleeping_thread(seconds: float) -> None:
 
 def test_a_thread_a_call_leaves_running_is_charged_to_that_call():
     workload = [(_leaves_a_sleeping_thread, pickle.dumps(((0.05,), {})), None, False)]
-    before = worker.TALLY["thread_seconds"]
+    before = worker.TALLY.thread_seconds
     assert worker.time_workload(2, workload, True) >= 0.1  # 2 loops: each call waits for its thread
-    assert worker.TALLY["thread_seconds"] - before >= 0.1
+    assert worker.TALLY.thread_seconds - before >= 0.1
     # A call that starts no thread pays nothing: nothing is waited for.
-    before = worker.TALLY["thread_seconds"]
+    before = worker.TALLY.thread_seconds
     assert worker.time_workload(3, [(abs, pickle.dumps(((-1,), {})), None, False)], True) < 0.01
-    assert worker.TALLY["thread_seconds"] == before
+    assert worker.TALLY.thread_seconds == before
 
 
 def test_a_thread_started_at_import_is_charged_to_the_import(tmp_path, monkeypatch):
@@ -55,12 +56,12 @@ def test_a_thread_started_at_import_is_charged_to_the_import(tmp_path, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     module = worker.timed_import("precomputes")
     assert module.ANSWERS == {1: 2}  # waited for: the thread's work is done before any call is timed
-    assert worker.TALLY["import_seconds"] >= 0.2
+    assert worker.TALLY.import_seconds >= 0.2
 
 
 def test_the_first_pass_of_the_process_is_kept_alone(monkeypatch):
     # A pyperf value averages `loops` passes; the warm-gain rule needs the very first one, before a cache filled.
-    monkeypatch.setitem(worker.TALLY, "first_pass", -1.0)
+    monkeypatch.setattr(worker.TALLY, "first_pass", -1.0)
     seen: set[float] = set()
 
     def slow_once(seconds: float) -> None:
@@ -70,9 +71,9 @@ def test_the_first_pass_of_the_process_is_kept_alone(monkeypatch):
 
     workload = [(slow_once, pickle.dumps(((0.05,), {})), None, False)]
     worker.time_workload(10, workload, True)
-    assert worker.TALLY["first_pass"] >= 0.05  # the cold pass alone, not its tenth
+    assert worker.TALLY.first_pass >= 0.05  # the cold pass alone, not its tenth
     worker.time_workload(10, workload, True)
-    assert worker.TALLY["first_pass"] >= 0.05  # later values do not overwrite it
+    assert worker.TALLY.first_pass >= 0.05  # later values do not overwrite it
 
 
 def test_each_distinct_call_is_timed_once_standing_for_its_repeats(tmp_path):
@@ -83,8 +84,8 @@ def test_each_distinct_call_is_timed_once_standing_for_its_repeats(tmp_path):
 
     records = [record("f", "cow"), record("f", "cat"), record("f", "cow"), record("g", "cow"), record("f", "cow")]
     calls = tmp_path / "calls.pkl"
-    calls.write_bytes(pickle.dumps({"records": records}))
+    write_calls(str(calls), CallsHeader(module="mod", recording=None), records)
     excluded = tmp_path / "unstable.json"
-    excluded.write_text("[1]")  # an unstable call is neither replayed nor timed
+    write_json(str(excluded), UnstableCalls(indices=(1,)))  # an unstable call is neither replayed nor timed
     distinct = [(call.index, call.target, count) for call, count in timed_calls(str(calls), str(excluded))]
     assert distinct == [(0, "f", 3), (3, "g", 1)]
