@@ -4,12 +4,12 @@
 
 For every chosen task of SUITE (default ../shared/bench/optimize, every 8th task in natural order), the
 baseline is taken once (the tests run and their calls to the target are recorded, as `coderefine optimize`
-does), then the replay step (`python -m coderefine_sandbox.replay`) runs on the original `--repeats` times
-with the audit hook and as many times without it (`--no-audit`), alternating. Reported per task: the
-median of the replay's own figure (the first pass over the calls, the audit windows included) and of the
-whole step's wall time, with and without, and their ratio. A last line does the same for a synthetic
-worst case: 500 recorded calls of a function that does almost nothing, where the per-call audit window
-weighs most.
+does), then the replay step (`python -m coderefine_sandbox.behaviour.replay`) runs on the original
+`--repeats` times with the audit hook and as many times without it (the step request's `audit` off),
+alternating. Reported per task: the median of the replay's own figure (the first pass over the calls, the
+audit windows included) and of the whole step's wall time, with and without, and their ratio. A last line
+does the same for a synthetic worst case: 500 recorded calls of a function that does almost nothing, where
+the per-call audit window weighs most.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ sys.path[:0] = [str(REPO)]
 from coderefine.evaluation.evaluator import SandboxEvaluator  # noqa: E402
 from coderefine.evaluation.project import resolve_project  # noqa: E402
 from coderefine.evaluation.settings import EvaluationSettings  # noqa: E402
-from coderefine.resources import sandbox_dir  # noqa: E402
+from coderefine.resources import load_sandbox_package, sandbox_dir  # noqa: E402
 from coderefine.sandboxes.registry import make_sandbox  # noqa: E402
 from coderefine.source import resolve_targets  # noqa: E402
+
+load_sandbox_package()  # the sandbox's protocol, from the folder the sandbox runs it from
+from coderefine_sandbox.protocol import BehaviorTolerances, ReplayRequest, write_json  # noqa: E402
 
 DEFAULT_SUITE = REPO.parent / "shared" / "bench" / "optimize"
 TINY = "def f(x):\n    return x + 1\n"
@@ -46,9 +49,21 @@ def _replay(run_dir: Path, module: str, audit: bool) -> tuple[float, float]:
     """(the replay's first-pass seconds, the step's wall seconds) of one replay of the original."""
     io = run_dir / "io"
     out = io / f"cost-{audit}.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(run_dir / "original")]
-    argv += ["--module", module, "--calls", str(io / "calls.pkl"), "--exclude", str(io / "unstable.json")]
-    argv += ["--out", str(out), "--rel-tol", "1e-9", "--abs-tol", "0"] + ([] if audit else ["--no-audit"])
+    request = io / f"cost-{audit}.request.json"
+    step = ReplayRequest(
+        workspace=str(run_dir / "original"),
+        module=module,
+        import_root="",
+        calls=str(io / "calls.pkl"),
+        exclude=str(io / "unstable.json"),
+        out=str(out),
+        tolerances=BehaviorTolerances(rel_tol=1e-9, abs_tol=0.0, unordered=()),
+        profile=False,
+        original_workspace=None,
+        audit=audit,
+    )
+    write_json(str(request), step)
+    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", str(request)]
     tmp = io / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(sandbox_dir()), "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1"}

@@ -28,7 +28,7 @@ from pathlib import Path
 from coderefine.resources import load_sandbox_package
 
 load_sandbox_package()
-from coderefine_sandbox.capture import PROTOCOL  # noqa: E402
+from coderefine_sandbox.recording.capture import PROTOCOL  # noqa: E402
 from coderefine_sandbox.workload import held_out_indices  # noqa: E402
 
 CASES = "cases.pkl"  # the tests' data file in every task folder: a pickled list of (args, expected)

@@ -335,8 +335,12 @@ def bench_target(library: Library, tree: Path, target: Target, args: argparse.Na
 def recording_overhead(tree: Path, overhead: Overhead, runs: int) -> dict:
     """Plain pytest against pytest with the recording plugin on the same test file, interleaved."""
     import ast
-    import pickle
     import statistics
+
+    from coderefine.resources import load_sandbox_package
+
+    load_sandbox_package()  # the calls file is read with the sandbox's own protocol
+    from coderefine_sandbox.protocol import read_calls
 
     source = (tree / overhead.file).read_text(encoding="utf-8")
     functions = [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
@@ -357,20 +361,21 @@ def recording_overhead(tree: Path, overhead: Overhead, runs: int) -> dict:
     for _ in range(runs):
         for env, extra, times in (
             (base, [], plain),
-            (recorded_env, ["-p", "coderefine_sandbox.pytest_plugin"], recorded),
+            (recorded_env, ["-p", "coderefine_sandbox.recording.pytest_plugin"], recorded),
         ):
             started = time.perf_counter()
             subprocess.run([*argv, *extra, overhead.test_file], cwd=tree, env=env, capture_output=True, check=True)
             times.append(time.perf_counter() - started)
-    with open(scratch / "calls.pkl", "rb") as fh:
-        payload = pickle.load(fh)
+    header, records = read_calls(str(scratch / "calls.pkl"))
+    recording = header.recording
+    assert recording is not None  # the tests' own recording
     shutil.rmtree(scratch, ignore_errors=True)
     return {
         "test_file": overhead.test_file,
         "targets": len(functions),
-        "calls": sum(payload["counts"].values()),
-        "recorded": len(payload["records"]),
-        "coverage_method": payload["coverage_method"],
+        "calls": sum(recording.counts.values()),
+        "recorded": len(records),
+        "coverage_method": recording.coverage_method,
         "plain_seconds": round(statistics.median(plain), 3),
         "recorded_seconds": round(statistics.median(recorded), 3),
         "ratio": round(statistics.median(recorded) / statistics.median(plain), 3),

@@ -37,8 +37,8 @@ def test_wheel_carries_tasks_and_sandbox_and_runs_from_them(tmp_path, make_proje
         "coderefine/_bundled/tasks/optimize/task.toml",
         "coderefine/_bundled/tasks/readability/refine.md",
         "coderefine/_bundled/sandbox/coderefine_sandbox/runner.py",
-        "coderefine/_bundled/sandbox/coderefine_sandbox/pytest_plugin.py",
-        "coderefine/_bundled/sandbox/coderefine_sandbox/protocol.py",
+        "coderefine/_bundled/sandbox/coderefine_sandbox/recording/pytest_plugin.py",
+        "coderefine/_bundled/sandbox/coderefine_sandbox/protocol/__init__.py",
     ):
         assert required in names, required
     # One copy of the sandbox package: the host loads the bundled one, which the sandbox runs too.
@@ -61,7 +61,7 @@ def test_wheel_carries_tasks_and_sandbox_and_runs_from_them(tmp_path, make_proje
     ).stdout.split()
     assert all(path.startswith(str(site)) for path in where), where
     sandbox, protocol = Path(where[1]), Path(where[2])
-    assert protocol == sandbox / "coderefine_sandbox" / "protocol.py"
+    assert protocol == sandbox / "coderefine_sandbox" / "protocol" / "__init__.py"
 
     root = make_project(
         {
@@ -99,7 +99,7 @@ def test_a_checkout_speaks_the_protocol_of_its_own_sandbox_folder():
     where = subprocess.run(
         [sys.executable, "-c", HOST_PATHS], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout.split()
-    assert Path(where[2]).resolve() == (REPO / "sandbox" / "coderefine_sandbox" / "protocol.py").resolve()
+    assert Path(where[2]).resolve() == (REPO / "sandbox" / "coderefine_sandbox" / "protocol" / "__init__.py").resolve()
 
 
 def test_the_host_refuses_a_sandbox_package_loaded_from_elsewhere(tmp_path):

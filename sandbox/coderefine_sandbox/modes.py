@@ -9,23 +9,26 @@
 from __future__ import annotations
 
 import os
-import pickle
 from typing import Any
 
 import coderefine_sandbox.programs.steps as program_steps
 from coderefine_sandbox.audit import gained
-from coderefine_sandbox.behavior_steps import generate, replay, write_unstable
+from coderefine_sandbox.behaviour.steps import generate, replay, write_unstable
 from coderefine_sandbox.process import StepTimeout
 from coderefine_sandbox.protocol import (
     BaselineReport,
     CandidateReport,
     CaptureSummary,
+    ProtocolError,
+    RecordingSummary,
     RunnerRequest,
     TargetEvidence,
+    TargetLines,
+    read_calls,
 )
-from coderefine_sandbox.testrun import run_tests
-from coderefine_sandbox.timing import calibrate, measure
-from coderefine_sandbox.timing_lock import timing_slot
+from coderefine_sandbox.recording.testrun import run_tests
+from coderefine_sandbox.timing.lock import timing_slot
+from coderefine_sandbox.timing.steps import calibrate, measure
 
 
 def baseline(request: RunnerRequest) -> BaselineReport:
@@ -37,26 +40,28 @@ def baseline(request: RunnerRequest) -> BaselineReport:
     if not os.path.exists(request.calls_path):
         report.capture_error = "the test run did not save the recorded calls"
         return report
-    with open(request.calls_path, "rb") as fh:
-        payload = pickle.load(fh)
-    if request.program is not None and not payload["records"]:
+    header, records = read_calls(request.calls_path)
+    if request.program is not None and not records:
         # No call could be recorded: the tests run the target as a program. Judge it by its runs.
         return program_steps.baseline(request, report)
+    recording = header.recording
+    if recording is None:  # a calls file of generated inputs where the tests' recording belongs
+        raise ProtocolError(f"{request.calls_path}: the calls file says nothing of a recording")
     report.capture = CaptureSummary(
-        recorded=len(payload["records"]),
-        counts=payload["counts"],
-        unreplayable=payload["unreplayable"],
-        truncated=payload["truncated"],
-        patched=tuple(payload["patched"]),
-        module_file=payload["module_file"],
-        reached=tuple(payload.get("reached", ())),
+        recorded=len(records),
+        counts=recording.counts,
+        unreplayable=recording.unreplayable,
+        truncated=recording.truncated,
+        patched=recording.patched,
+        module_file=recording.module_file,
+        reached=recording.reached,
     )
-    report.pinned = tuple(payload.get("pinned", []))
-    report.not_pinned = tuple(payload.get("not_pinned", []))
-    report.coverage_method = payload.get("coverage_method", "none")
-    report.evidence = evidence(payload, ())
+    report.pinned = recording.pinned
+    report.not_pinned = recording.not_pinned
+    report.coverage_method = recording.coverage_method
+    report.evidence = evidence(recording, records, ())
     stable = 0
-    if payload["records"]:
+    if records:
         # The original against its own recording: whatever differs is not deterministic, so it cannot be
         # used to judge a candidate.
         self_check = replay(request, workspace, profile=True)
@@ -65,10 +70,10 @@ def baseline(request: RunnerRequest) -> BaselineReport:
             return report
         unstable = self_check.mismatch_indices
         write_unstable(request.unstable_path, unstable)
-        report.evidence = evidence(payload, unstable)
+        report.evidence = evidence(recording, records, unstable)
         if request.generate is not None:
             report.generated = generate(request, workspace)
-        stable = len(payload["records"]) - len(unstable)
+        stable = len(records) - len(unstable)
     # The workload is the stable recorded calls, or the user's own benchmark.
     if request.timing is not None and (stable or request.bench is not None):
         try:
@@ -79,26 +84,28 @@ def baseline(request: RunnerRequest) -> BaselineReport:
     return report
 
 
-def evidence(payload: dict[str, Any], unstable: tuple[int, ...]) -> dict[str, TargetEvidence]:
+def evidence(
+    recording: RecordingSummary, records: list[dict[str, Any]], unstable: tuple[int, ...]
+) -> dict[str, TargetEvidence]:
     """Per target, what the tests give to judge candidates by: outermost calls made, calls recorded, calls
     usable (recorded, replayable and deterministic), and the target's lines the tests ran."""
     excluded = set(unstable)
-    recorded = dict.fromkeys(payload["counts"], 0)
-    usable = dict.fromkeys(payload["counts"], 0)
-    for index, record in enumerate(payload["records"]):
+    recorded = dict.fromkeys(recording.counts, 0)
+    usable = dict.fromkeys(recording.counts, 0)
+    for index, record in enumerate(records):
         if record["target"] in recorded:
             recorded[record["target"]] += 1
             usable[record["target"]] += index not in excluded
     found = {}
-    for target, calls in payload["counts"].items():
-        lines = payload.get("coverage", {}).get(target, {"lines": [], "covered": []})
+    for target, calls in recording.counts.items():
+        lines = recording.coverage.get(target, TargetLines(lines=(), covered=()))
         found[target] = TargetEvidence(
             calls=calls,
             recorded=recorded[target],
             usable=usable[target],
-            lines=len(lines["lines"]),
-            covered=len(lines["covered"]),
-            missed_lines=tuple(sorted(set(lines["lines"]) - set(lines["covered"]))),
+            lines=len(lines.lines),
+            covered=len(lines.covered),
+            missed_lines=tuple(sorted(set(lines.lines) - set(lines.covered))),
         )
     return found
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 from coderefine_sandbox.confine import reap
-from coderefine_sandbox.protocol import RunnerRequest
+from coderefine_sandbox.protocol import RunnerRequest, write_json
 
 SANDBOX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -80,19 +80,12 @@ def base_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
     return env
 
 
-def step_argv(step: str, request: RunnerRequest, workspace: str) -> list[str]:
-    """The start of every step that imports the user's module: the step, and which module from where."""
-    return [
-        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
-        "-m",
-        f"coderefine_sandbox.{step}",
-        "--workspace",
-        workspace,
-        "--module",
-        request.module_name,
-        "--import-root",
-        request.import_root,
-    ]
+def step_argv(step: str, step_request: object, path: str) -> list[str]:
+    """A step that imports the user's module, run on its typed request: the request is written to `path`, and
+    the step (`coderefine_sandbox.<step>`) reads it back strictly, its one argument."""
+    write_json(path, step_request)
+    # the interpreter running us (inside an image, not the host path in the request)
+    return [sys.executable, "-m", f"coderefine_sandbox.{step}", path]
 
 
 def remove_stale(*paths: str) -> None:

@@ -16,7 +16,7 @@ import resource
 import sys
 
 from coderefine_sandbox.modes import baseline, candidate
-from coderefine_sandbox.profiling import profile
+from coderefine_sandbox.profiling.steps import profile
 from coderefine_sandbox.protocol import (
     REPORTS,
     ProfileReport,

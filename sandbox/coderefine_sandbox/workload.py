@@ -1,6 +1,6 @@
 """Load recorded calls and resolve the functions to call them on, in a fresh interpreter.
 
-Shared by replay.py (behaviour) and timing_worker.py (speed) so that both run exactly the same calls on
+Shared by behaviour/replay.py and timing/worker.py so that both run exactly the same calls on
 exactly the same module.
 """
 
@@ -10,13 +10,13 @@ import ast
 import importlib
 import importlib.util
 import inspect
-import json
 import os
-import pickle
 import sys
 import types
 from dataclasses import dataclass
 from typing import Any
+
+from coderefine_sandbox.protocol import UnstableCalls, read_calls, read_json
 
 
 @dataclass
@@ -39,11 +39,6 @@ def held_out_indices(records: list[dict[str, Any]]) -> frozenset[int]:
     return frozenset(index for indices in by_target.values() if len(indices) > 1 for index in indices[::2])
 
 
-def trust_path(out: str) -> str:
-    """Where a timing worker writing pyperf's file OUT puts its own figures (timing_worker.py)."""
-    return out + ".trust.json"
-
-
 def add_import_paths(workspace: str, import_root: str) -> None:
     os.chdir(workspace)
     for path in (workspace, os.path.join(workspace, import_root)):
@@ -54,16 +49,15 @@ def add_import_paths(workspace: str, import_root: str) -> None:
 
 
 def load_calls(calls_path: str, exclude_path: str | None) -> list[Call]:
-    with open(calls_path, "rb") as fh:
-        payload = pickle.load(fh)
+    """The calls of a calls file, less those the original does not repeat (an UnstableCalls file, if any)."""
+    _, records = read_calls(calls_path)
     excluded: set[int] = set()
     if exclude_path and os.path.exists(exclude_path):
-        with open(exclude_path, encoding="utf-8") as fh:
-            excluded = set(json.load(fh))
-    held = held_out_indices(payload["records"])
+        excluded = set(read_json(UnstableCalls, exclude_path).indices)
+    held = held_out_indices(records)
     return [
         Call(index=i, target=record["target"], record=record, held_out=i in held)
-        for i, record in enumerate(payload["records"])
+        for i, record in enumerate(records)
         if i not in excluded
     ]
 

@@ -22,9 +22,9 @@ from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "sandbox"))
 
-from coderefine_sandbox.compare import unordered_equal
-from coderefine_sandbox.linecov import LineCoverage
+from coderefine_sandbox.behaviour.compare import unordered_equal
 from coderefine_sandbox.pinning import CLOCK_START, SEED, observed_call, pinned_call
+from coderefine_sandbox.recording.linecov import LineCoverage
 
 # ----------------------------------------------------------------------------- settings
 

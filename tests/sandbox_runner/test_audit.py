@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 from coderefine_sandbox.audit import gained
-from coderefine_sandbox.protocol import Capability, ReplayReport, from_json
+from coderefine_sandbox.protocol import (
+    BehaviorTolerances,
+    CallsHeader,
+    Capability,
+    ReplayReport,
+    ReplayRequest,
+    read_json,
+    write_calls,
+    write_json,
+)
 from coderefine_sandbox.workload import held_out_indices
 
 from coderefine.resources import sandbox_dir
@@ -203,16 +212,33 @@ def _record(args: tuple, value: object) -> dict[str, object]:
     }
 
 
+def _replay(workspace: Path, module: str, calls: Path, out: Path, original: Path | None = None) -> ReplayReport:
+    """The replay step run as the runner runs it, on its typed request, exact tolerances."""
+    request = out.with_suffix(".request.json")
+    step = ReplayRequest(
+        workspace=str(workspace),
+        module=module,
+        import_root="",
+        calls=str(calls),
+        exclude=None,
+        out=str(out),
+        tolerances=BehaviorTolerances(rel_tol=0.0, abs_tol=0.0, unordered=()),
+        profile=False,
+        original_workspace=None if original is None else str(original),
+        audit=True,
+    )
+    write_json(str(request), step)
+    argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", str(request)]
+    env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}
+    subprocess.run(argv, cwd=workspace, env=env, check=True, timeout=60)
+    return read_json(ReplayReport, str(out))
+
+
 def test_replay_repeats_the_calls_in_reverse_and_catches_state_that_changes_later_results(tmp_path):
     (tmp_path / "mod.py").write_text(COUNTER)
     calls = tmp_path / "calls.pkl"
-    calls.write_bytes(pickle.dumps({"records": [_record((n,), 2 * n) for n in (1, 2, 3)]}))
-    out = tmp_path / "out.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(tmp_path), "--module", "mod"]
-    argv += ["--calls", str(calls), "--out", str(out), "--rel-tol", "0", "--abs-tol", "0"]
-    env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}
-    subprocess.run(argv, cwd=tmp_path, env=env, check=True, timeout=60)
-    report = from_json(ReplayReport, out.read_text())
+    write_calls(str(calls), CallsHeader("mod", None), [_record((n,), 2 * n) for n in (1, 2, 3)])
+    report = _replay(tmp_path, "mod", calls, tmp_path / "out.json")
     assert report.mismatches == 3 and {e.kind for e in report.examples} == {"repeat return"}
     assert report.capabilities == ()
     assert report.held_out_mismatches == 2  # two of the three calls are held out ...
@@ -236,12 +262,6 @@ def test_a_layered_candidate_importing_the_original_s_sibling_module_gains_no_po
         (candidate / "pkg" / name).symlink_to(original / "pkg" / name)
     (candidate / "pkg" / "mod.py").write_text((original / "pkg" / "mod.py").read_text())
     calls = tmp_path / "calls.pkl"
-    calls.write_bytes(pickle.dumps({"records": [{**_record((2,), 4), "target": "f"}]}))
-    out = tmp_path / "out.json"
-    argv = [sys.executable, "-m", "coderefine_sandbox.replay", "--workspace", str(candidate), "--module", "pkg.mod"]
-    argv += ["--calls", str(calls), "--out", str(out), "--rel-tol", "0", "--abs-tol", "0"]
-    argv += ["--original-workspace", str(original)]
-    env = {**os.environ, "PYTHONPATH": str(sandbox_dir())}
-    subprocess.run(argv, cwd=candidate, env=env, check=True, timeout=60)
-    report = from_json(ReplayReport, out.read_text())
+    write_calls(str(calls), CallsHeader("pkg.mod", None), [{**_record((2,), 4), "target": "f"}])
+    report = _replay(candidate, "pkg.mod", calls, tmp_path / "out.json", original=original)
     assert (report.mismatches, report.capabilities) == (0, ())

@@ -14,7 +14,7 @@ measured start-up adds its jitter to both sides, so the after-start-up ratio is 
 it is reported beside it. A program that is mostly start-up thus shows a small, honest speedup, and its
 noise floor is raised (SHORT_FLOOR), so start-up jitter cannot pass for a gain.
 
-Statistics, early stop and the confirming second series are those of the calls' timing (timing.py).
+Statistics, early stop and the confirming second series are those of the calls' timing (timing/steps.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from coderefine_sandbox.programs.execute import Version, kill_group, run_folder
 from coderefine_sandbox.programs.runs import Run
 from coderefine_sandbox.protocol import Confirmation, Estimate, TimingReport
-from coderefine_sandbox.stats import paired_speedup
+from coderefine_sandbox.timing.stats import paired_speedup
 
 PROCESS_FLOOR = 0.10  # the least a whole process must gain: SUITE.md's same-program ratios span 0.87-1.16
 SHORT_FLOOR = 0.20  # when start-up is half the original's process time or more

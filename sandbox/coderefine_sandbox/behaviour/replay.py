@@ -1,0 +1,256 @@
+"""Replay recorded calls on a module version and compare every outcome with the recording.
+
+    python -m coderefine_sandbox.behaviour.replay STEP.json
+
+STEP.json is a protocol.ReplayRequest (the module version, the calls file, the calls to leave out, the
+tolerances); the result is a protocol.ReplayReport (JSON) at the request's `out`.
+
+Compared per call: return value (deep equality, float tolerance, NaN-aware), exception type and message,
+the arguments after the call (in-place mutation), and what was printed; for the targets the tolerances name
+`unordered` a returned list, tuple or other sequence may hold the same elements in another order. Each
+call gets the random states and clock readings it had when recorded (pinning.py). The original replayed against
+its own recording finds the calls that are not deterministic; those are excluded for candidates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import cProfile
+import io
+import pickle
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from coderefine_sandbox.audit import Recorder
+from coderefine_sandbox.behaviour.compare import deep_equal, describe, unordered_equal
+from coderefine_sandbox.pinning import pinned_call
+from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, ReplayRequest, read_json, write_json
+from coderefine_sandbox.workload import (
+    add_import_paths,
+    import_module,
+    load_calls,
+    qualnames_by_line,
+    resolve,
+)
+
+MAX_EXAMPLES = 5
+REPEATS = 64  # calls replayed a second time, in reverse order, to find state that changes later results
+
+
+Watch = Callable[[], contextlib.AbstractContextManager[None]]
+
+
+def _outcome(
+    func: Any, record: dict[str, Any], profiler: cProfile.Profile | None, watch: Watch | None = None
+) -> tuple[str, Any, Any, str, tuple]:
+    args, kwargs = pickle.loads(record["args"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        # Profile the call alone, so hot-spot shares are shares of the target's own work.
+        if profiler is not None:
+            profiler.enable()
+        try:
+            # The random states and clock readings it had; the audit window around the call alone.
+            with pinned_call(record.get("entropy")), watch() if watch is not None else contextlib.nullcontext():
+                value = func(*args, **kwargs)
+            kind, exc = "return", None
+        except Exception as error:
+            kind, value, exc = "exception", None, error
+        finally:
+            if profiler is not None:
+                profiler.disable()
+    return kind, value, exc, out.getvalue(), (args, kwargs)
+
+
+def compare_call(
+    func: Any,
+    record: dict[str, Any],
+    rel_tol: float,
+    abs_tol: float,
+    profiler: cProfile.Profile | None = None,
+    unordered: bool = False,
+    watch: Watch | None = None,
+) -> dict[str, str] | None:
+    """None when the call behaves as recorded; else a description of the first difference."""
+    args_text = describe(pickle.loads(record["args"]), 160)
+    kind, value, exc, printed, after = _outcome(func, record, profiler, watch)
+    if kind != record["outcome"]:
+        if kind == "exception":
+            assert exc is not None
+            got = f"raised {type(exc).__name__}: {describe(str(exc), 120)}"
+            expected = f"returned {describe(pickle.loads(record['value']))}"
+        else:
+            got = f"returned {describe(value)}"
+            expected = f"raised {record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}"
+        return {"kind": "exception", "args": args_text, "expected": expected, "got": got}
+    if kind == "return":
+        expected_value = pickle.loads(record["value"])
+        equal = unordered_equal if unordered else deep_equal
+        if not equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
+            return {
+                "kind": "return",
+                "args": args_text,
+                "expected": describe(expected_value),
+                "got": describe(value),
+            }
+    else:
+        assert exc is not None
+        got_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
+        if got_type != record["exc_type"] or str(exc) != record["exc_message"]:
+            return {
+                "kind": "exception",
+                "args": args_text,
+                "expected": f"{record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}",
+                "got": f"{type(exc).__name__}: {describe(str(exc), 120)}",
+            }
+    expected_after = pickle.loads(record["args_after"] or record["args"])
+    if not deep_equal(expected_after, after, rel_tol=rel_tol, abs_tol=abs_tol):
+        return {
+            "kind": "mutation",
+            "args": args_text,
+            "expected": describe(expected_after),
+            "got": describe(after),
+        }
+    if printed != record["stdout"]:
+        return {
+            "kind": "stdout",
+            "args": args_text,
+            "expected": describe(record["stdout"]),
+            "got": describe(printed),
+        }
+    return None
+
+
+def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> tuple[HotSpot, ...]:
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(entry[2] for entry in stats.values()) or 1e-12
+    names = qualnames_by_line(module_file)
+    spots = []
+    for (filename, line, function), (_, calls, own_time, _, _) in stats.items():
+        if filename == module_file:
+            spots.append(HotSpot(function=names.get(line, function), line=line, share=own_time / total, calls=calls))
+    spots.sort(key=lambda s: -s.share)
+    return tuple(spots[:limit])
+
+
+def main(argv: list[str]) -> int:
+    request = read_json(ReplayRequest, argv[0])
+    tolerances = request.tolerances
+    unordered = set(tolerances.unordered)
+
+    add_import_paths(request.workspace, request.import_root)
+    calls = load_calls(request.calls, request.exclude)
+    # `audit` is off only to measure what the audit hook costs (benchmarks/audit_cost.py).
+    recorder = Recorder(request.workspace, enabled=request.audit, original=request.original_workspace)
+    try:
+        with recorder.watch("import"):
+            module = import_module(request.module)
+    except Exception as exc:
+        failed = ReplayReport(
+            0, len(calls), (), (), None, (), f"{type(exc).__name__}: {exc}", None, recorder.capabilities
+        )
+        write_json(request.out, failed)
+        return 0
+    profiler = cProfile.Profile() if request.profile else None
+    started = time.perf_counter()
+    mismatch_indices: list[int] = []
+    held_out_mismatches = 0
+    examples: list[MismatchExample] = []
+
+    def judge(call: Any, prof: cProfile.Profile | None, repeat: bool) -> None:
+        nonlocal held_out_mismatches
+        difference = _difference(
+            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder
+        )
+        if difference is None:
+            return
+        if repeat:  # right the first time, wrong on a repeat: state kept between calls changed the result
+            difference["kind"] = "repeat " + difference["kind"]
+        mismatch_indices.append(call.index)
+        held_out_mismatches += call.held_out
+        if len(examples) < MAX_EXAMPLES:
+            examples.append(MismatchExample(function=call.target, **difference, held_out=call.held_out))
+
+    for call in calls:
+        judge(call, profiler, False)
+    seconds = time.perf_counter() - started
+    # A second pass, in reverse order, over the calls that matched: a global counter, a cache keyed by
+    # object identity (ids are reused between calls) or any state that changes later results shows here.
+    # On the original, such calls become unstable and are left out, like any non-deterministic call.
+    # At most REPEATS calls (the last ones recorded), so the honest path's replay costs at most that more.
+    first_bad = set(mismatch_indices)
+    for call in [c for c in reversed(calls) if c.index not in first_bad][:REPEATS]:
+        judge(call, None, True)
+    calls_by_index = {call.index: call.target for call in calls}
+    profile: tuple[HotSpot, ...] = ()
+    if profiler is not None and getattr(module, "__file__", None):
+        profile = hot_spots(profiler, module.__file__)
+    report = ReplayReport(
+        calls_compared=len(calls),
+        mismatches=len(mismatch_indices),
+        mismatch_indices=tuple(mismatch_indices),
+        examples=tuple(examples),
+        seconds=seconds,
+        profile=profile,
+        import_error=None,
+        error=None,
+        capabilities=recorder.capabilities,
+        held_out_mismatches=held_out_mismatches,
+        mismatched_targets=tuple(sorted({calls_by_index[i] for i in mismatch_indices})),
+    )
+    write_json(request.out, report)
+    return 0
+
+
+def _difference(
+    module: Any,
+    call: Any,
+    rel_tol: float,
+    abs_tol: float,
+    profiler: cProfile.Profile | None,
+    unordered: bool,
+    recorder: Recorder,
+) -> dict[str, str] | None:
+    """One call replayed and compared, inside the audit window; any failure to do so is a difference."""
+    try:
+        func = resolve(module, call.target)
+    except Exception as exc:
+        return {"kind": "error", "args": "", "expected": f"a function {call.target}", "got": _error(exc)}
+    try:
+        return compare_call(
+            func,
+            call.record,
+            rel_tol,
+            abs_tol,
+            profiler,
+            unordered=unordered,
+            watch=lambda: recorder.watch(lambda: _where(call)),
+        )
+    except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
+        return {"kind": "error", "args": "", "expected": "a comparable outcome", "got": _error(exc)}
+
+
+def _error(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _where(call: Any) -> str:
+    """How a capability names the call it happened in; a held-out call's inputs are never shown."""
+    if call.held_out:
+        return f"{call.target} on a held-out recorded call"
+    return f"{call.target}{_call_text(describe(pickle.loads(call.record['args']), 120))}"
+
+
+def _call_text(args: str) -> str:
+    # Recorded args are described as "((a, b), {})"; shown as a call.
+    if args.startswith("((") and args.endswith(", {})"):
+        inner = args[1:-5]
+        return inner[:-2] + ")" if inner.endswith(",)") else inner
+    return f"[{args}]"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

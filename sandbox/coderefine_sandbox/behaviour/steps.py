@@ -1,0 +1,92 @@
+"""The behaviour steps: replaying recorded calls on a workspace (replay.py) and generating inputs from type
+hints on the original (generate.py), each in a process of its own on its typed request, read back as
+protocol records."""
+
+from __future__ import annotations
+
+import os
+
+from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step, step_argv
+from coderefine_sandbox.protocol import (
+    GeneratedReport,
+    GenerateRequest,
+    ReplayReport,
+    ReplayRequest,
+    RunnerRequest,
+    UnstableCalls,
+    from_json,
+    write_json,
+)
+
+
+def replay(
+    request: RunnerRequest, workspace: str, profile: bool, calls: str = "", unstable: str = "", tag: str = "replay"
+) -> ReplayReport:
+    """Replay recorded calls (the tests', or with `calls`/`unstable` the generated ones) on `workspace`."""
+    out = os.path.join(request.io_dir, f"{tag}.json")
+    remove_stale(out)
+    step = ReplayRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        calls=calls or request.calls_path,
+        exclude=unstable or request.unstable_path,
+        out=out,
+        tolerances=request.behavior,
+        profile=profile,
+        original_workspace=request.original_workspace,  # a layered candidate workspace links to its files
+        audit=True,
+    )
+    argv = step_argv("behaviour.replay", step, os.path.join(request.io_dir, f"{tag}.request.json"))
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request.step_timeout)
+    except StepTimeout:
+        return ReplayReport.failed(f"replaying the recorded calls timed out after {request.step_timeout:g}s")
+    if not os.path.exists(out):
+        return ReplayReport.failed("replaying the recorded calls crashed:\n" + proc.stdout[-1500:])
+    with open(out, encoding="utf-8") as fh:
+        return from_json(ReplayReport, fh.read())
+
+
+def write_unstable(path: str, indices: tuple[int, ...]) -> None:
+    """The calls the original does not repeat identically, left out whenever a candidate is judged."""
+    write_json(path, UnstableCalls(indices))
+
+
+def generate(request: RunnerRequest, workspace: str) -> GeneratedReport:
+    """Inputs from the targets' type hints (--gen-inputs), with the original's outcomes on them; the calls
+    that do not replay identically on the original itself are left out, as for the tests' calls."""
+    spec = request.generate
+    assert spec is not None
+    step = GenerateRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        targets=request.targets,
+        count=spec.count,
+        out=spec.calls_path,
+        report=spec.report_path,
+    )
+    argv = step_argv("behaviour.generate", step, os.path.join(request.io_dir, "generate.request.json"))
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request.step_timeout)
+    except StepTimeout:
+        return GeneratedReport.failed(f"generating inputs timed out after {request.step_timeout:g}s")
+    if not os.path.exists(spec.report_path):
+        last_line = (proc.stdout.strip().splitlines() or ["no output"])[-1]
+        return GeneratedReport.failed("generating inputs crashed: " + last_line)
+    with open(spec.report_path, encoding="utf-8") as fh:
+        report = from_json(GeneratedReport, fh.read())
+    if not sum(report.generated.values()):
+        return report
+    check = replay(request, workspace, False, spec.calls_path, spec.unstable_path, "generated-check")
+    write_unstable(spec.unstable_path, check.mismatch_indices)
+    unstable = len(check.mismatch_indices)
+    failure = check.error or check.import_error
+    return GeneratedReport(
+        generated=report.generated,
+        skipped=report.skipped,
+        unstable=unstable,
+        usable=check.calls_compared - unstable,
+        error=failure if failure is not None else report.error,
+    )

@@ -1,0 +1,94 @@
+"""The protocol of the runner's two modes, `baseline` and `candidate`: the one request (`python -m
+coderefine_sandbox.runner REQUEST.json`) and each mode's report, which the runner fills step by step (so the
+reports are not frozen; a step that did not run stays None)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from coderefine_sandbox.protocol.behaviour import (
+    BehaviorTolerances,
+    Capability,
+    GeneratedPaths,
+    GeneratedReport,
+    ReplayReport,
+)
+from coderefine_sandbox.protocol.programs import ProgramBaseline, ProgramSpec
+from coderefine_sandbox.protocol.recording import CaptureLimits, CaptureSummary, TargetEvidence, TestRun, TestSelection
+from coderefine_sandbox.protocol.timing import Bench, Calibration, TimingParameters, TimingReport
+
+Mode = Literal["baseline", "candidate"]
+
+
+@dataclass(frozen=True)
+class RunnerRequest:
+    """One run of `python -m coderefine_sandbox.runner REQUEST.json`, in either mode."""
+
+    mode: Mode
+    python: str
+    workspace: str  # the project copy under evaluation
+    original_workspace: str  # the original's copy (timing interleaves the two)
+    io_dir: str  # this run's scratch files
+    module_name: str
+    import_root: str
+    targets: tuple[str, ...]
+    tests: tuple[str, ...]
+    test_timeout: float
+    step_timeout: float
+    calls_path: str  # the baseline's recorded calls
+    unstable_path: str  # indices of the recorded calls the original does not repeat
+    capture: CaptureLimits
+    hash_seed: int
+    behavior: BehaviorTolerances
+    timing: TimingParameters | None  # None: no timing (the readability task)
+    bench: Bench | None
+    replay: bool  # candidate: whether there are recorded calls to replay
+    generate: GeneratedPaths | None  # baseline: generate inputs from type hints
+    generated: GeneratedPaths | None  # candidate: replay the generated inputs too
+    original_capabilities: tuple[Capability, ...]  # candidate: what the original used (the baseline's replay)
+    allow: tuple[str, ...]  # capability kinds a candidate may gain (`--allow`)
+    selection: TestSelection | None  # None: every test the pytest arguments name
+    # A file (readable in the sandbox) to lock exclusively around each timing step, shared by every job on
+    # the machine (`coderefine sweep`): their tests and replays may overlap, their timing never does.
+    timing_lock: str | None
+    program: ProgramSpec | None = None  # the target as a program (programs/); None: calls only
+
+
+@dataclass
+class BaselineReport:
+    tests: TestRun | None = None
+    capture_error: str | None = None
+    capture: CaptureSummary | None = None
+    pinned: tuple[str, ...] = ()
+    not_pinned: tuple[str, ...] = ()
+    coverage_method: str = "none"
+    evidence: dict[str, TargetEvidence] = field(default_factory=dict)
+    self_check: ReplayReport | None = None  # the original replayed on its own recording
+    generated: GeneratedReport | None = None
+    calibration: Calibration | None = None
+    calibration_error: str | None = None
+    runner_error: str | None = None  # the runner itself failed
+    cpu_seconds: float = 0.0
+    program: ProgramBaseline | None = None  # set when candidates are judged by recorded program runs
+    timing_holds: tuple[tuple[float, float], ...] = ()  # when the request's timing lock was held (wall clock)
+
+
+@dataclass
+class CandidateReport:
+    tests: TestRun | None = None
+    behavior: ReplayReport | None = None
+    generated_behavior: ReplayReport | None = None
+    timing: TimingReport | None = None
+    timing_error: str | None = None
+    runner_error: str | None = None
+    cpu_seconds: float = 0.0
+    refused: tuple[Capability, ...] = ()  # powers the original never used (not allowed): not timed
+    timing_holds: tuple[tuple[float, float], ...] = ()
+
+
+RunnerReport = BaselineReport | CandidateReport
+REPORTS: dict[str, type[RunnerReport]] = {
+    "baseline": BaselineReport,
+    "candidate": CandidateReport,
+}

@@ -1,0 +1,186 @@
+"""The protocol of the recording stage: the tests' run (its selection and its result), what recording the
+tests' calls to the targets gave, and the files the runner and its pytest plugin hand each other: what to
+record, pytest's results, and the calls file (the recorded calls, which replay and timing read).
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+from coderefine_sandbox.protocol.codec import from_json, to_json
+
+
+@dataclass(frozen=True)
+class CaptureLimits:
+    """How much of the tests' calls to the targets the recording keeps."""
+
+    max_calls_per_target: int
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class TestSelection:
+    """Which of the tests pytest finds a test run keeps (recording/pytest_plugin.py).
+
+    `names`: keep only the test files whose text names one of these words (the target module, the targets
+    and their callers; for data files a conftest collects, only the functions): the heuristic that bounds the
+    first, traced run. `node_ids`: keep only these tests
+    (found by that run to call a target). Empty: no filter of that kind."""
+
+    __test__ = False  # not a pytest test class
+
+    names: tuple[str, ...]
+    node_ids: tuple[str, ...]
+    data_names: tuple[str, ...]  # the words a data file (not Python) must name: the functions, not the module
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    __test__ = False  # not a pytest test class
+
+    nodeid: str
+    message: str
+
+
+@dataclass(frozen=True)
+class SelectionCounts:
+    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected."""
+
+    files_seen: int
+    files_kept: int
+    deselected: int
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """The project's tests, run by pytest in the workspace."""
+
+    __test__ = False
+
+    timed_out: bool
+    duration: float
+    exit_code: int
+    output_tail: str
+    collected: int
+    passed: int
+    failed: int
+    skipped: int
+    failures: tuple[TestFailure, ...]
+    session_error: str | None  # pytest ended without a result (could not start, or was killed)
+    module_file: str | None  # where the tests imported the module from
+    selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
+
+    @property
+    def stops_the_run(self) -> bool:
+        """Nothing after the tests means anything when they did not all pass (or none ran)."""
+        return self.timed_out or bool(self.failed) or not self.passed
+
+
+@dataclass(frozen=True)
+class CaptureSummary:
+    """What recording the tests' calls gave."""
+
+    recorded: int
+    counts: dict[str, int]  # outermost calls per target, recorded or not
+    unreplayable: dict[str, int]
+    truncated: bool
+    patched: tuple[str, ...]
+    module_file: str | None
+    reached: tuple[str, ...]  # node ids of the tests that called a target (the selection for candidates)
+
+
+@dataclass(frozen=True)
+class TargetEvidence:
+    """Per target: outermost calls, calls recorded, calls usable (replayable and deterministic), lines."""
+
+    calls: int
+    recorded: int
+    usable: int
+    lines: int
+    covered: int
+    missed_lines: tuple[int, ...]
+
+
+# ----------------------------------------------------------------------------- between the runner and its plugin
+
+
+@dataclass(frozen=True)
+class CaptureSpec:
+    """What the pytest plugin records in the original's test run (CODEREFINE_CAPTURE, JSON): the outermost calls
+    to these targets of this module, at most `max_calls` per target and `max_bytes` in all."""
+
+    module: str
+    targets: tuple[str, ...]
+    max_calls: int
+    max_bytes: int
+
+
+@dataclass(frozen=True)
+class PytestResults:
+    """What the runner's pytest plugin writes when a session ends (CODEREFINE_RESULTS), read back by the tests
+    step and the profile mode."""
+
+    collected: int
+    exit_code: int
+    outcomes: dict[str, str]  # node id -> passed, failed or skipped
+    messages: dict[str, str]  # node id -> a failure's short message
+    module_file: str | None  # where the module under judgement (CODEREFINE_MODULE) was imported from
+    selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
+
+
+# ----------------------------------------------------------------------------- the calls file
+
+
+@dataclass(frozen=True)
+class TargetLines:
+    """A target's statement lines and those of them the tests ran (sorted line numbers)."""
+
+    lines: tuple[int, ...]
+    covered: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RecordingSummary:
+    """What recording the tests' calls gave besides the calls themselves (recording/capture.py)."""
+
+    module_file: str | None  # where the tests imported the module from
+    counts: dict[str, int]  # outermost calls per target, recorded or not
+    unreplayable: dict[str, int]  # per target: calls whose arguments or outcome could not be kept
+    truncated: bool  # the recording reached its limit in bytes
+    patched: tuple[str, ...]  # the targets the recorder could wrap
+    reached: tuple[str, ...]  # node ids of the tests that called a target (the selection for candidates)
+    coverage: dict[str, TargetLines]
+    coverage_method: str  # sys.monitoring, sys.settrace or none
+    pinned: tuple[str, ...]  # what is made an input of each call (pinning.py) ...
+    not_pinned: tuple[str, ...]  # ... and what cannot be
+
+
+@dataclass(frozen=True)
+class CallsHeader:
+    """The first line of a calls file: the module the calls are of and, for the tests' recording, what the
+    recording gave (None: inputs generated from type hints)."""
+
+    module: str
+    recording: RecordingSummary | None
+
+
+# The calls themselves are pickled: each holds the user's arguments and outcome, themselves pickled (the
+# replay unpickles them against the module version it judges), and the random states it saw.
+CALLS_PICKLE = 4
+
+
+def write_calls(path: str, header: CallsHeader, records: list[dict[str, Any]]) -> None:
+    """A calls file: the header as one line of JSON (`head -1` shows it), then the records, pickled."""
+    with open(path, "wb") as fh:
+        fh.write(to_json(header).encode("utf-8") + b"\n")  # JSON text never holds a raw newline
+        pickle.dump(records, fh, protocol=CALLS_PICKLE)
+
+
+def read_calls(path: str) -> tuple[CallsHeader, list[dict[str, Any]]]:
+    """A calls file's header, decoded strictly, and its records."""
+    with open(path, "rb") as fh:
+        # Undecodable bytes (a file of another format) make it "not JSON": a ProtocolError like any other.
+        header = from_json(CallsHeader, fh.readline().decode("utf-8", "replace"))
+        return header, pickle.load(fh)

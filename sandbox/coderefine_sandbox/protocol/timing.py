@@ -1,0 +1,144 @@
+"""The protocol of the timing stage: how to time, the user's own benchmark, the request of one timing worker
+process and the figures it writes beside pyperf's, the sample of the calls timed when a pass is too long, and
+the calibration and the interleaved timing reported back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TimingParameters:
+    """How to time: interleaved process pairs, pyperf's values/warmups/min_time per process, the calibrated
+    loops (None while calibrating) and the noise floor the early stop and the confirmation use."""
+
+    pairs: int
+    values: int
+    warmups: int
+    min_time: float
+    loops: int | None
+    floor: float
+    budget: float  # seconds one pass may take; beyond, a stratified sample of the calls is timed
+
+
+@dataclass(frozen=True)
+class Bench:
+    """The user's own timing workload (`--bench`): a file relative to the workspace and its functions."""
+
+    file: str
+    functions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The original's timing loops and the seconds of one pass over the workload."""
+
+    loops: int
+    seconds: float
+    timed_calls: int = 0  # calls in the timing sample (0: every call is timed)
+    calls: int = 0  # the calls the sample was drawn from
+
+
+@dataclass(frozen=True)
+class Estimate:
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The second, independent series a speedup must clear again."""
+
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+    pairs: int
+    per_target: dict[str, Estimate] = field(default_factory=dict)  # each target's own estimate on this series
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    """The interleaved timing of original and candidate: the estimate on `basis`, and both estimates."""
+
+    speedup: float
+    ci: tuple[float, float]
+    original_seconds: float
+    candidate_seconds: float
+    basis: Literal["steady", "first", "process"]  # "process": whole program runs (programs/timing.py)
+    estimates: dict[str, Estimate]
+    pairs: int
+    loops: int
+    floor: float
+    confirmation: Confirmation | None  # None: the first series did not clear the floor
+    # The held-out calls alone (never shown to the model) and the shown ones alone, steady state.
+    held_out: Estimate | None = None
+    shown: Estimate | None = None
+    # Import charged: each side's pass plus the seconds executing its module at import, and those seconds.
+    charged: Estimate | None = None
+    import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
+    # each target's own estimate over every pair (one verdict per function)
+    per_target: dict[str, Estimate] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- the worker's request
+
+
+@dataclass(frozen=True)
+class TimingWorkerRequest:
+    """One timing worker: `python -m coderefine_sandbox.timing.worker STEP.json` times the workload on the module
+    as `workspace` has it, as a pyperf worker process writing pyperf's file to `out`.
+
+    One pass is every recorded call once (or the sample of them, when `sample` exists), or every function of
+    the user's benchmark; pyperf takes `values` values after `warmups` warmups, each of `loops` passes (None:
+    pyperf calibrates the loops, each value lasting `min_time` seconds at least)."""
+
+    workspace: str  # the module version timed
+    module: str
+    import_root: str  # relative to the workspace
+    calls: str  # the calls file
+    exclude: str | None  # the calls the original does not repeat (UnstableCalls), never timed
+    sample: str  # where the run's TimingSample lives; absent until the baseline chose one
+    bench: Bench | None  # the user's benchmark instead of the calls (loaded from this workspace)
+    values: int
+    warmups: int
+    min_time: float
+    loops: int | None
+    out: str
+    figures: str  # where the worker's own figures go (WorkerFigures)
+
+
+@dataclass
+class TimingTally:
+    """A timing worker's own figures beside pyperf's, summed over every pass it makes (warmups too); the worker
+    fills it as it times."""
+
+    held_out: float  # seconds on the held-out calls (never shown to the model)
+    shown: float  # seconds on the other calls
+    passes: int
+    import_seconds: float  # executing the module at import (compiling excepted), its threads waited for
+    thread_seconds: float  # waiting for threads the import or a call left running
+    # The process's very first pass alone (-1: none yet): a pyperf value averages `loops` passes, all but one
+    # of them after a cache could have filled, and the warm-gain rule compares this one (timing/steps.py).
+    first_pass: float
+
+
+@dataclass(frozen=True)
+class WorkerFigures:
+    """What a timing worker writes beside pyperf's file (the request's `figures`)."""
+
+    tally: TimingTally
+    tampered: tuple[str, ...]  # what was replaced (a clock, pyperf's runner, the worker's own): nothing counts
+    per_target: dict[str, float]  # seconds per pass of each target's calls (one verdict per function)
+    call_costs: tuple[float, ...] | None  # seconds per pass of each call; None: a sample was timed
+
+
+@dataclass(frozen=True)
+class TimingSample:
+    """The calls timed when one pass over all of them exceeds the budget (timing/sampling.py): (index into the
+    workload, the calls it stands for), chosen once from the original's costs."""
+
+    calls: tuple[tuple[int, float], ...]

@@ -1,0 +1,240 @@
+"""Record the calls the tests make to the target functions, while the ORIGINAL's tests run.
+
+Each outermost call to a target is stored with its arguments (pickled before the call, which is also
+the deep copy), its outcome (return value or exception type and message), its arguments after the call
+(only when they changed: in-place mutation is behaviour too) and what it printed. Candidates are later
+replayed on exactly these calls (behaviour/replay.py), and the same calls are the timing workload.
+
+Standard library only: this runs inside the sandbox, in the user's test process.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import inspect
+import io
+import pickle
+import sys
+import threading
+import types
+from typing import Any
+
+from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
+from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
+from coderefine_sandbox.recording.linecov import LineCoverage
+
+PROTOCOL = CALLS_PICKLE  # each call's arguments and outcome, pickled inside the calls file
+
+
+class _Tee(io.TextIOBase):
+    """Pass output through to the real stream while keeping a copy of it."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.copy = io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.copy.write(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+class Recorder:
+    def __init__(self, module_name: str, targets: list[str], max_calls: int, max_bytes: int) -> None:
+        self.module_name = module_name
+        self.targets = targets
+        self.max_calls = max_calls
+        self.max_bytes = max_bytes
+        self.records: list[dict[str, Any]] = []
+        self.counts: dict[str, int] = {t: 0 for t in targets}  # every outermost call, recorded or not
+        self.unreplayable: dict[str, int] = {t: 0 for t in targets}
+        self.bytes = 0
+        self.truncated = False
+        self.current_test = ""
+        self.reached: set[str] = set()  # tests that made an outermost call to a target
+        self.module_file: str | None = None
+        self.patched: list[str] = []
+        self.coverage = LineCoverage()
+        self._local = threading.local()
+
+    # -- patching
+
+    def install(self) -> None:
+        module = sys.modules.get(self.module_name)
+        if module is not None:
+            self.patch(module)
+        else:
+            sys.meta_path.insert(0, _PatchOnImport(self))
+
+    def patch(self, module: types.ModuleType) -> None:
+        self.module_file = getattr(module, "__file__", None)
+        for target in self.targets:
+            owner_name, _, attr = target.rpartition(".")
+            owner: Any = module
+            if owner_name:
+                owner = getattr(module, owner_name, None)
+                if not isinstance(owner, type):
+                    continue
+            raw = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+            wrapped = self._wrap_attribute(target, raw)
+            if wrapped is not None:
+                setattr(owner, attr, wrapped)
+                self.patched.append(target)
+                self.coverage.add(target, raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw)
+        self.coverage.start()
+
+    def _wrap_attribute(self, target: str, raw: Any) -> Any:
+        if isinstance(raw, staticmethod):
+            return staticmethod(self._wrap(target, raw.__func__))
+        if isinstance(raw, classmethod):
+            return classmethod(self._wrap(target, raw.__func__))
+        if inspect.iscoroutinefunction(raw) or inspect.isasyncgenfunction(raw):
+            return None  # replaying coroutines needs an event loop; not recorded
+        if callable(raw):
+            return self._wrap(target, raw)
+        return None
+
+    def _wrap(self, target: str, func: Any) -> Any:
+        recorder = self
+
+        @functools.wraps(func)
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            if getattr(recorder._local, "depth", 0) > 0:
+                return func(*args, **kwargs)  # only outermost calls: inner ones are part of the work
+            recorder._local.depth = 1
+            try:
+                return recorder._record(target, func, args, kwargs)
+            finally:
+                recorder._local.depth = 0
+
+        return recording
+
+    # -- recording
+
+    def _record(self, target: str, func: Any, args: tuple, kwargs: dict) -> Any:
+        self.counts[target] += 1
+        if self.current_test:
+            self.reached.add(self.current_test)
+        blob = None
+        if not self.truncated and self.counts[target] <= self.max_calls:
+            try:
+                blob = pickle.dumps((args, kwargs), protocol=PROTOCOL)
+            except Exception:
+                self.unreplayable[target] += 1
+        if blob is None:
+            return self.coverage.traced_call(func, args, kwargs)
+
+        tee = _Tee(sys.stdout)
+        saved = sys.stdout
+        sys.stdout = tee
+        # The random states and clock readings the call saw become inputs of it, like its arguments.
+        with observed_call() as entropy:
+            try:
+                result = self.coverage.traced_call(func, args, kwargs)
+            except Exception as exc:
+                sys.stdout = saved
+                self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc, entropy=entropy)
+                raise
+            finally:
+                sys.stdout = saved
+        self._store(target, blob, args, kwargs, tee, outcome="return", value=result, entropy=entropy)
+        return result
+
+    def _store(
+        self,
+        target: str,
+        blob: bytes,
+        args: tuple,
+        kwargs: dict,
+        tee: _Tee,
+        outcome: str,
+        value: Any = None,
+        exc: BaseException | None = None,
+        entropy: dict[str, Any] | None = None,
+    ) -> None:
+        record: dict[str, Any] = {
+            "target": target,
+            "args": blob,
+            "outcome": outcome,
+            "stdout": tee.copy.getvalue(),
+            "test": self.current_test,
+            "entropy": entropy,
+        }
+        try:
+            after = pickle.dumps((args, kwargs), protocol=PROTOCOL)
+        except Exception:
+            self.unreplayable[target] += 1
+            return
+        record["args_after"] = after if after != blob else None
+        if outcome == "return":
+            if inspect.isgenerator(value) or isinstance(value, (types.GeneratorType, map, filter, zip)):
+                self.unreplayable[target] += 1  # comparing would consume the iterator the test uses
+                return
+            try:
+                record["value"] = pickle.dumps(value, protocol=PROTOCOL)
+            except Exception:
+                self.unreplayable[target] += 1
+                return
+        else:
+            assert exc is not None
+            record["exc_type"] = f"{type(exc).__module__}.{type(exc).__qualname__}"
+            record["exc_message"] = str(exc)
+        size = len(blob) + len(record.get("value") or b"") + len(after)
+        if self.bytes + size > self.max_bytes:
+            self.truncated = True
+            return
+        self.bytes += size
+        self.records.append(record)
+
+    def dump(self, path: str) -> None:
+        """The calls file: what recording gave as its header, then the recorded calls."""
+        coverage = {
+            target: TargetLines(tuple(lines["lines"]), tuple(lines["covered"]))
+            for target, lines in self.coverage.report().items()
+        }
+        summary = RecordingSummary(
+            module_file=self.module_file,
+            counts=self.counts,
+            unreplayable=self.unreplayable,
+            truncated=self.truncated,
+            patched=tuple(self.patched),
+            reached=tuple(sorted(self.reached)),
+            coverage=coverage,
+            coverage_method=self.coverage.method,
+            pinned=tuple(pinned_names()),
+            not_pinned=NOT_PINNED,
+        )
+        write_calls(path, CallsHeader(module=self.module_name, recording=summary), self.records)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Patch the target module right after it is first imported, whoever imports it.
+
+    Patching at import time (rather than importing it ourselves up front) keeps the project's own import
+    order: conftest set-up runs before the module is loaded, exactly as without coderefine.
+    """
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.recorder.module_name:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+        exec_module = loader.exec_module
+        recorder = self.recorder
+
+        def exec_and_patch(module: types.ModuleType) -> None:
+            exec_module(module)
+            recorder.patch(module)
+
+        loader.exec_module = exec_and_patch  # type: ignore[method-assign]
+        sys.meta_path.remove(self)
+        return spec

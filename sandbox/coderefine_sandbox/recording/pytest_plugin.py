@@ -1,0 +1,142 @@
+"""pytest plugin loaded into every test run in the sandbox (`-p coderefine_sandbox.recording.pytest_plugin`).
+
+It writes the outcome of every test (CODEREFINE_RESULTS, a protocol.PytestResults), the test currently
+running (CODEREFINE_PROGRESS, so a timeout can name the test that hung), which file the target module was
+imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE (a
+protocol.CaptureSpec) is set, the calls to the target functions and their line coverage as a calls file
+(capture.py). `random` is reseeded before every test. With CODEREFINE_SELECT (a protocol.TestSelection in a
+file) it keeps only some tests (selection.py).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from typing import Any
+
+import pytest
+
+from coderefine_sandbox.pinning import SEED
+from coderefine_sandbox.protocol import (
+    CaptureSpec,
+    PytestResults,
+    SelectionCounts,
+    TestSelection,
+    from_json,
+    read_json,
+    write_json,
+)
+from coderefine_sandbox.recording.capture import Recorder
+from coderefine_sandbox.recording.selection import Selector
+
+_MESSAGE_LIMIT = 1200
+
+
+class _State:
+    def __init__(self) -> None:
+        self.outcomes: dict[str, str] = {}
+        self.messages: dict[str, str] = {}
+        self.recorder: Recorder | None = None
+        self.selector: Selector | None = None
+
+
+_state = _State()
+
+
+def _short_message(report: Any) -> str:
+    """The assertion lines (`E  ...`) of a failure, else the tail of its report."""
+    text = getattr(report, "longreprtext", "") or str(report.longrepr or "")
+    lines = text.splitlines()
+    error_lines = [line[1:].strip() for line in lines if line.startswith("E ")]
+    location = next((line for line in reversed(lines) if ":" in line and line.split(":")[0].endswith(".py")), "")
+    message = "\n".join(error_lines) if error_lines else "\n".join(lines[-15:])
+    if location:
+        message = f"{message}\n({location.strip()})"
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[: _MESSAGE_LIMIT // 2] + "\n...\n" + message[-_MESSAGE_LIMIT // 2 :]
+    return message
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    selection_path = os.environ.get("CODEREFINE_SELECT")
+    if selection_path:
+        selection = read_json(TestSelection, selection_path)
+        _state.selector = Selector(
+            list(selection.names), list(selection.node_ids), config.getini("python_files"), list(selection.data_names)
+        )
+    capture = os.environ.get("CODEREFINE_CAPTURE")
+    if capture:
+        spec = from_json(CaptureSpec, capture)
+        _state.recorder = Recorder(spec.module, list(spec.targets), spec.max_calls, spec.max_bytes)
+        _state.recorder.install()
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    if _state.selector is not None and _state.selector.ignores(str(collection_path)):
+        return True
+    return None  # no opinion: pytest's own rules decide
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _state.selector is not None:
+        kept, dropped = _state.selector.keep([item.nodeid for item in items])
+        if dropped:
+            config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept])
+            items[:] = [item for item in items if item.nodeid in kept]
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    if _state.recorder is not None:
+        _state.recorder.current_test = nodeid
+    progress = os.environ.get("CODEREFINE_PROGRESS")
+    if progress:
+        with open(progress, "w", encoding="utf-8") as fh:
+            fh.write(nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Every test starts from the same random state, in the original's run and in each candidate's, so a
+    # test drawing random inputs checks the same inputs on both (as pytest-randomly does per test).
+    random.seed(SEED)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    nodeid = report.nodeid
+    if report.when == "call" or (report.when in ("setup", "teardown") and report.outcome != "passed"):
+        previous = _state.outcomes.get(nodeid)
+        outcome = "failed" if report.failed else report.outcome
+        if previous == "failed":
+            return
+        if report.when == "call" and hasattr(report, "wasxfail"):
+            outcome = "skipped"
+        _state.outcomes[nodeid] = outcome
+        if report.failed:
+            _state.messages[nodeid] = _short_message(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _state.outcomes[report.nodeid or "<collection>"] = "failed"
+        _state.messages[report.nodeid or "<collection>"] = _short_message(report)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = os.environ.get("CODEREFINE_RESULTS")
+    module_name = os.environ.get("CODEREFINE_MODULE", "")
+    module = sys.modules.get(module_name)
+    selector = _state.selector
+    results = PytestResults(
+        collected=session.testscollected,
+        exit_code=int(exitstatus),
+        outcomes=_state.outcomes,
+        messages=_state.messages,
+        module_file=getattr(module, "__file__", None),
+        selected=SelectionCounts(**selector.counts()) if selector is not None else None,
+    )
+    if path:
+        write_json(path, results)
+    if _state.recorder is not None:
+        _state.recorder.dump(os.environ["CODEREFINE_CALLS_OUT"])

@@ -1,0 +1,140 @@
+"""The tests step: the project's tests under pytest in a workspace, with the calls to the targets recorded
+(baseline) or not (candidates), summed up as a `TestRun`."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+
+from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_stale, run_step
+from coderefine_sandbox.protocol import (
+    CaptureSpec,
+    PytestResults,
+    RunnerRequest,
+    TestFailure,
+    TestRun,
+    read_json,
+    to_json,
+    write_json,
+)
+
+
+def run_tests(
+    request: RunnerRequest, workspace: str, capture: bool, extra_env: dict[str, str] | None = None
+) -> TestRun:
+    results_path = os.path.join(request.io_dir, "pytest-results.json")
+    progress_path = os.path.join(request.io_dir, "pytest-progress.txt")
+    remove_stale(results_path, progress_path)
+    env = base_env(request, workspace)
+    env["CODEREFINE_RESULTS"] = results_path
+    env["CODEREFINE_PROGRESS"] = progress_path
+    if capture:
+        limits = request.capture
+        spec = CaptureSpec(request.module_name, request.targets, limits.max_calls_per_target, limits.max_bytes)
+        env["CODEREFINE_CAPTURE"] = to_json(spec)
+        env["CODEREFINE_CALLS_OUT"] = os.path.join(request.io_dir, "calls.pkl")
+    tests = list(request.tests)
+    if request.selection is not None:
+        # A file, not a variable: thousands of node ids would pass the kernel's limit on one variable (128 KiB).
+        selection_path = os.path.join(request.io_dir, "selection.json")
+        write_json(selection_path, request.selection)
+        env["CODEREFINE_SELECT"] = selection_path
+        if request.selection.node_ids and not tests:
+            # Only the files of the selected tests are collected: the rest of the suite is never imported.
+            tests = list(dict.fromkeys(node.split("::")[0] for node in request.selection.node_ids))
+    no_cov = ["--no-cov"] if _has_pytest_cov() else []
+    if extra_env:  # e.g. the start-up hook recording program runs (programs/steps.py)
+        env.update(extra_env)
+        hook = extra_env.get("CODEREFINE_HOOK_PATH")
+        if hook:
+            env["PYTHONPATH"] = os.pathsep.join((hook, env["PYTHONPATH"]))
+    argv = [
+        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "coderefine_sandbox.recording.pytest_plugin",
+        *no_cov,
+        "--rootdir",
+        workspace,
+        *tests,
+    ]
+    started = time.perf_counter()
+    try:
+        proc = run_step(argv, cwd=workspace, env=env, timeout=request.test_timeout)
+    except StepTimeout:
+        running = read_text(progress_path)
+        where = f" while running {running}" if running else ""
+        message = f"timed out after {request.test_timeout:g}s{where}"
+        failure = TestFailure(running or "<session>", message)
+        return _unfinished(time.perf_counter() - started, -1, "", timed_out=True, failure=failure)
+    duration = time.perf_counter() - started
+    output = proc.stdout
+    if not os.path.exists(results_path):
+        # pytest never reached the end of a session: it could not start (not importable, a broken
+        # conftest or plugin) or it was killed. Kept apart from test failures so the host can tell.
+        return _unfinished(
+            duration,
+            proc.returncode,
+            output,
+            timed_out=False,
+            failure=TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:]),
+            session_error=output.strip().splitlines()[-1] if output.strip() else f"exit code {proc.returncode}",
+        )
+    results = read_json(PytestResults, results_path)
+    outcomes = results.outcomes
+    return TestRun(
+        timed_out=False,
+        duration=duration,
+        exit_code=results.exit_code,
+        output_tail=output[-3000:],
+        collected=results.collected,
+        passed=sum(1 for o in outcomes.values() if o == "passed"),
+        failed=sum(1 for o in outcomes.values() if o == "failed"),
+        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
+        failures=tuple(
+            TestFailure(nodeid, results.messages.get(nodeid, ""))
+            for nodeid, outcome in outcomes.items()
+            if outcome == "failed"
+        ),
+        session_error=None,
+        module_file=results.module_file,
+        selected=results.selected,
+    )
+
+
+def _has_pytest_cov() -> bool:
+    """pytest-cov is installed: a project's `--cov` in addopts would trace every line of every test run (and
+    take sys.monitoring's coverage slot); `--no-cov` turns it off, and is only known when the plugin is."""
+    return importlib.util.find_spec("pytest_cov") is not None
+
+
+def _unfinished(
+    duration: float,
+    exit_code: int,
+    output: str,
+    *,
+    timed_out: bool,
+    failure: TestFailure,
+    session_error: str | None = None,
+) -> TestRun:
+    """A test run that ended without pytest's results (timed out, or the session never finished)."""
+    return TestRun(
+        timed_out=timed_out,
+        duration=duration,
+        exit_code=exit_code,
+        output_tail=output[-3000:],
+        collected=0,
+        passed=0,
+        failed=1,
+        skipped=0,
+        failures=(failure,),
+        session_error=session_error,
+        module_file=None,
+        selected=None,
+    )

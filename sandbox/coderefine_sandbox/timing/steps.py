@@ -1,0 +1,298 @@
+"""The timing steps: calibrating the original's loops (baseline) and timing original against candidate in
+interleaved worker processes (candidates), with the statistics of stats.py."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
+from coderefine_sandbox.protocol import (
+    Calibration,
+    Confirmation,
+    Estimate,
+    ProtocolError,
+    RunnerRequest,
+    TimingReport,
+    TimingTally,
+    TimingWorkerRequest,
+    WorkerFigures,
+    read_json,
+)
+from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
+from coderefine_sandbox.timing.sequential import decided
+from coderefine_sandbox.timing.stats import paired_speedup
+from coderefine_sandbox.workload import timed_calls
+
+# How much more a candidate may gain from repeated passes than the original before the first pass is used.
+WARM_GAIN_LIMIT = 1.25
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """One timing worker's figures, in seconds per workload pass: its steady state (the mean of its values),
+    its first pass (the process's very first pass alone, before any state such as a cache could build up),
+    and its loop count."""
+
+    steady: float
+    first: float
+    loops: int
+    held_out: float = 0.0  # seconds per pass on the held-out calls (every pass of the process, warmups too)
+    shown: float = 0.0  # seconds per pass on the other calls
+    import_seconds: float = 0.0  # executing the module at import
+    per_target: dict[str, float] = field(default_factory=dict)  # seconds per pass of each target's calls
+    call_costs: tuple[float, ...] | None = None  # seconds per pass of each call (None: a sample was timed)
+
+    def on(self, basis: str) -> float:
+        if basis == "held_out":
+            return self.held_out
+        if basis == "shown":
+            return self.shown
+        if basis == "charged":  # one pass with the import's own work counted: what a caller pays once
+            return self.steady + self.import_seconds
+        return self.steady if basis == "steady" else self.first
+
+
+Series = dict[str, list[WorkerRun]]  # "original" and "candidate", pair k at index k
+
+
+def _worker_request(
+    request: RunnerRequest, workspace: str, out: str, figures: str, loops: int | None
+) -> TimingWorkerRequest:
+    """One worker process on `workspace`: `loops` passes per value, or None to calibrate them."""
+    timing = request.timing
+    assert timing is not None
+    return TimingWorkerRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        calls=request.calls_path,
+        exclude=request.unstable_path,
+        sample=sample_path(request.calls_path),  # absent (all calls timed) until the baseline chose one
+        bench=request.bench,  # the user's benchmark, loaded from the workspace being timed, or None
+        values=timing.values,
+        warmups=timing.warmups,
+        min_time=timing.min_time,
+        loops=loops,
+        out=out,
+        figures=figures,
+    )
+
+
+def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: str, seed: int) -> WorkerRun:
+    """One fresh worker process: `loops` passes per value, or None to calibrate them."""
+    import pyperf  # only the runner process needs it, and only when timing
+
+    out = os.path.join(request.io_dir, f"timing-{tag}.json")
+    figures_path = os.path.join(request.io_dir, f"timing-{tag}.figures.json")
+    remove_stale(out, figures_path)
+    env = base_env(request, workspace)
+    env["PYTHONHASHSEED"] = str(seed)
+    step = _worker_request(request, workspace, out, figures_path, loops)
+    argv = step_argv("timing.worker", step, os.path.join(request.io_dir, f"timing-{tag}.request.json"))
+    proc = run_step(argv, cwd=workspace, env=env, timeout=request.step_timeout)
+    figures = _read_figures(figures_path)
+    if figures is not None and figures.tampered:
+        side = "candidate" if tag.startswith("candidate") else "original"
+        raise RuntimeError(f"the {side} tampered with the timer: it replaced {', '.join(figures.tampered[:4])}")
+    if not os.path.exists(out):
+        raise RuntimeError(f"timing worker failed:\n{proc.stdout[-1500:]}")
+    run = pyperf.Benchmark.load(out).get_runs()[-1]
+    warmups = [value for _, value in run.warmups]
+    values = list(run.values) or warmups[-1:]
+    # A worker that wrote no figures (it died after pyperf's file) is timed by pyperf's figures alone.
+    tally = figures.tally if figures is not None else None
+    passes = max(1, tally.passes if tally is not None else 0)
+    return WorkerRun(
+        steady=sum(values) / len(values),
+        first=_first_pass(tally, warmups or values),
+        loops=int(run.get_metadata().get("loops", 1)),
+        held_out=(tally.held_out if tally is not None else 0.0) / passes,
+        shown=(tally.shown if tally is not None else 0.0) / passes,
+        import_seconds=tally.import_seconds if tally is not None else 0.0,
+        per_target=figures.per_target if figures is not None else {},
+        call_costs=figures.call_costs if figures is not None else None,
+    )
+
+
+def _first_pass(tally: TimingTally | None, values: list[float]) -> float:
+    """The worker's first pass alone; its first value (a mean over `loops` passes) if it has none to tell."""
+    first = tally.first_pass if tally is not None else -1.0
+    return first if first > 0 else values[0]
+
+
+def _read_figures(path: str) -> WorkerFigures | None:
+    """The worker's figures beside pyperf's; None when it wrote none. Figures that are not a WorkerFigures
+    fail the timing: the worker process runs the code under judgement, which could have written them."""
+    if not os.path.exists(path):
+        return None
+    try:
+        return read_json(WorkerFigures, path)
+    except (OSError, ProtocolError) as exc:
+        raise RuntimeError(f"the timing worker's figures cannot be read: {exc}") from None
+
+
+def calibrate(request: RunnerRequest) -> Calibration:
+    """The original's loop count, and the seconds of one pass over the workload (and, when that exceeds the
+    per-pass budget, the sample of calls timed from then on); StepTimeout or RuntimeError when its timing
+    fails."""
+    timing = request.timing
+    assert timing is not None
+    remove_stale(sample_path(request.calls_path))
+    loops = _timing_run(request, request.workspace, None, "calibrate", 0).loops
+    # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
+    baseline = _timing_run(request, request.workspace, loops, "baseline", 1)
+    seconds, costs = baseline.steady, baseline.call_costs
+    if request.bench is None and seconds > timing.budget and costs is not None:
+        # Too long a pass: time a stratified sample of the calls from now on (sampling.py). One pass of
+        # the sample is a weighted estimate of the full pass, so the figure and the loops stay valid.
+        targets = [call.target for call, _ in timed_calls(request.calls_path, request.unstable_path)]
+        if len(targets) == len(costs):
+            sample = stratified_sample(list(costs), targets, timing.budget)
+            write_sample(sample_path(request.calls_path), sample)
+            return Calibration(loops=loops, seconds=seconds, timed_calls=len(sample), calls=len(costs))
+    return Calibration(loops=loops, seconds=seconds, timed_calls=0, calls=0)
+
+
+def warm_gain(runs: list[WorkerRun]) -> float:
+    """Median of first-pass time over steady-state time: how much repetition speeds a process up."""
+    ratios = sorted(r.first / r.steady for r in runs if r.steady > 0)
+    return ratios[len(ratios) // 2] if ratios else 1.0
+
+
+def estimates(runs: Series, bases: tuple[str, ...] = ("steady", "first")) -> dict[str, Estimate]:
+    found = {}
+    for basis in bases:
+        original = [r.on(basis) for r in runs["original"]]
+        candidate = [r.on(basis) for r in runs["candidate"]]
+        speedup, low, high = paired_speedup(original, candidate)
+        found[basis] = Estimate(
+            speedup=speedup,
+            ci=(low, high),
+            original_seconds=sum(original) / len(original),
+            candidate_seconds=sum(candidate) / len(candidate),
+        )
+    return found
+
+
+def per_target(runs: Series) -> dict[str, Estimate]:
+    """Each target's own paired speedup, from its calls' share of every worker's passes."""
+    found = {}
+    names = set.intersection(*(set(r.per_target) for r in runs["original"] + runs["candidate"]))
+    for name in sorted(names):
+        original = [r.per_target[name] for r in runs["original"]]
+        candidate = [r.per_target[name] for r in runs["candidate"]]
+        if min(original + candidate) <= 0:
+            continue
+        speedup, low, high = paired_speedup(original, candidate)
+        found[name] = Estimate(
+            speedup=speedup,
+            ci=(low, high),
+            original_seconds=sum(original) / len(original),
+            candidate_seconds=sum(candidate) / len(candidate),
+        )
+    return found
+
+
+def basis(runs: Series) -> str:
+    return "first" if warm_gain(runs["candidate"]) > WARM_GAIN_LIMIT * warm_gain(runs["original"]) else "steady"
+
+
+def _decided(series: Series, floor: float) -> bool:
+    """Whether the series may stop: slower on both bases, or faster on the basis that will be reported."""
+    verdicts = {
+        tag: decided([r.on(tag) for r in series["original"]], [r.on(tag) for r in series["candidate"]], floor)
+        for tag in ("steady", "first")
+    }
+    return all(v == "slower" for v in verdicts.values()) or verdicts[basis(series)] == "faster"
+
+
+def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
+    """`count` interleaved pairs, stopping early once the interval is decisive either way (sequential.py)."""
+    timing = request.timing
+    assert timing is not None
+    series: Series = {"original": [], "candidate": []}
+    for k in range(first, first + count):
+        order = [("original", request.original_workspace), ("candidate", request.workspace)]
+        if k % 2:
+            order.reverse()
+        for tag, workspace in order:
+            series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1))
+        if _decided(series, 1.0 + timing.floor):
+            break
+    return series
+
+
+def measure(request: RunnerRequest) -> TimingReport:
+    """Interleave original (A) and candidate (B) worker processes: AB, BA, AB, ... one pair per hash seed.
+
+    Two estimates come out: steady state (the later passes in a process) and first pass. They agree
+    unless the candidate keeps state between calls, typically a cache: replaying the same recorded calls
+    pass after pass then flatters it in a way no real caller would see. When the candidate gains much
+    more from repetition than the original does, the (noisier) first-pass estimate is reported instead.
+
+    A speedup is claimed only when it shows twice: if the first series of pairs clears the noise floor,
+    a second, independent series must clear it too (a 95% interval alone is wrong one time in forty, and
+    a tool that times many candidates meets that one time). The figure reported is then the estimate
+    over both series.
+
+    A series stops as soon as it is decisive (sequential.py): from the second pair once both intervals
+    lie wholly below the noise floor (that only ever rejects), from the third once a stricter 99.9%
+    interval clears it (the extra looks cost at most ~0.6% on that series; the second series still has
+    to clear the floor on its own).
+
+    Raises StepTimeout or RuntimeError when a worker fails.
+    """
+    timing = request.timing
+    assert timing is not None
+    if timing.loops is None:
+        raise RuntimeError("the original's timing was never calibrated")
+    floor = 1.0 + timing.floor
+    runs = _time_pairs(request, 0, timing.pairs)
+    confirmation = None
+    # A file run judges each function on its own calls too, so one function clearing the floor on its own
+    # is a claim to confirm as well.
+    if estimates(runs)[basis(runs)].ci[0] >= floor or any(e.ci[0] >= floor for e in per_target(runs).values()):
+        second = _time_pairs(request, timing.pairs, timing.pairs)
+        runs = {tag: runs[tag] + second[tag] for tag in runs}
+        confirmed = estimates(second)[basis(runs)]
+        confirmation = Confirmation(
+            speedup=confirmed.speedup,
+            ci=confirmed.ci,
+            original_seconds=confirmed.original_seconds,
+            candidate_seconds=confirmed.candidate_seconds,
+            pairs=len(second["original"]),
+            per_target=per_target(second),
+        )
+    found = estimates(runs)
+    chosen = basis(runs)
+    trust = _trust_estimates(runs)
+    return TimingReport(
+        speedup=found[chosen].speedup,
+        ci=found[chosen].ci,
+        original_seconds=found[chosen].original_seconds,
+        candidate_seconds=found[chosen].candidate_seconds,
+        basis="first" if chosen == "first" else "steady",
+        estimates=found,
+        pairs=len(runs["original"]),
+        loops=timing.loops,
+        floor=timing.floor,
+        confirmation=confirmation,
+        held_out=trust.get("held_out"),
+        shown=trust.get("shown"),
+        charged=trust.get("charged"),
+        import_seconds=(_mean(runs, "original"), _mean(runs, "candidate")),
+        per_target=per_target(runs),
+    )
+
+
+def _mean(runs: Series, tag: str) -> float:
+    return sum(r.import_seconds for r in runs[tag]) / len(runs[tag])
+
+
+def _trust_estimates(runs: Series) -> dict[str, Estimate]:
+    """The held-out and shown calls apart (when both parts took time), and the pass with the import charged."""
+    bases = ["charged"]
+    if all(r.held_out > 0 and r.shown > 0 for tag in runs for r in runs[tag]):
+        bases += ["held_out", "shown"]
+    return estimates(runs, tuple(bases))

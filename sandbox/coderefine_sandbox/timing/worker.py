@@ -1,0 +1,271 @@
+"""A pyperf worker that times the recorded workload on one module version.
+
+    python -m coderefine_sandbox.timing.worker STEP.json
+
+STEP.json is a protocol.TimingWorkerRequest: the module version, the calls (or the user's benchmark), and
+pyperf's values, warmups, minimum time and loops (or none: calibrate them), which become pyperf's own
+worker command line (`pyperf_argv`). pyperf does the calibration of loops, the warmups, the values and the
+metadata; the runner (timing/steps.py) spawns these workers itself so that original and candidate processes
+can be interleaved, which pyperf's own manager does not do.
+
+One loop = every recorded call once, or, with a bench file the user named (`--bench`), every benchmark
+function once. The arguments of each call are unpickled fresh before it (the call
+may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
+
+Besides pyperf's file the worker writes its own figures (a protocol.WorkerFigures, where the request's
+`figures` says): the seconds executing the module at import (compiling excepted: work moved to import time
+is charged to the candidate), the time spent on held-out and on shown calls over every pass, each target's
+and each call's share, and any tampering with the timer it saw. The clock it times with is bound before
+the module under judgement is imported, and pyperf's and this module's state is checked after the import
+and after the timing: a candidate that replaces them is caught.
+
+Work moved to a thread is charged where it was moved from: a thread the module starts at import is waited
+for inside the import's time, and a thread a call leaves running is waited for inside that call's time
+(threads are refused unless `--allow thread`; this is what makes them honest when allowed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import pickle
+import sys
+import threading
+from time import perf_counter as _clock  # bound before any candidate code runs
+from typing import Any
+
+import pyperf
+import pyperf._runner
+import pyperf._worker
+
+from coderefine_sandbox.audit import clock_state, replaced_clocks
+from coderefine_sandbox.pinning import Pin
+from coderefine_sandbox.protocol import TimingTally, TimingWorkerRequest, WorkerFigures, read_json, write_json
+from coderefine_sandbox.timing.sampling import read_sample
+from coderefine_sandbox.workload import (
+    add_import_paths,
+    import_module,
+    load_bench,
+    resolve,
+    timed_calls,
+)
+
+NO_ARGUMENTS = pickle.dumps(((), {}))
+_CLOCKS = clock_state()
+# Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made, the import,
+# threads waited for, the first pass alone (protocol.TimingTally).
+TALLY = TimingTally(held_out=0.0, shown=0.0, passes=0, import_seconds=0.0, thread_seconds=0.0, first_pass=-1.0)
+
+# Timed seconds per workload entry, and passes made, over the worker's life (see per_target).
+PER_CALL: list[float] = []
+PASSES = [0]
+# With a sample of the calls (sampling.py), what each timed call stands for; else empty (all 1).
+WEIGHTS: list[float] = []
+
+# Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
+# untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
+# loops pyperf calibrates on the timed figure would take minutes. Past this budget a value stops and
+# reports the mean of the passes it made (pyperf divides by the loops it asked for, hence the scaling):
+# the same estimate from fewer passes, the same rule for original and candidate.
+WALL_BUDGET = 0.5
+# How long one wait for threads left running may take. A thread still alive after it (an idle pool's
+# worker) is not waited for again: its work so far is charged, what it does later competes for the GIL
+# with the timed calls and slows them, which charges it too.
+THREAD_WAIT = 2.0
+
+
+def wait_for_new_threads(known: set[threading.Thread]) -> float:
+    """Wait (bounded) for the threads started since `known` was taken; return the seconds waited. The
+    threads still running afterwards join `known`, so they are waited for once."""
+    started = _clock()
+    deadline = started + THREAD_WAIT
+    for thread in threading.enumerate():
+        if thread not in known:
+            thread.join(max(0.0, deadline - _clock()))
+            if thread.is_alive():
+                known.add(thread)
+    waited = _clock() - started
+    TALLY.thread_seconds += waited
+    return waited
+
+
+def _guarded() -> dict[str, object]:
+    """What the timing relies on, by identity: pyperf's runner and worker, and this module's functions."""
+    found: dict[str, object] = {}
+    for owner in (pyperf._runner.Runner, pyperf._worker.WorkerTask, pyperf._worker.WorkerProcessTask):
+        for name, value in vars(owner).items():
+            found[f"pyperf.{owner.__name__}.{name}"] = value
+    for name in ("time_workload", "_clock", "TALLY"):
+        # Named as before the module moved to timing/worker.py: the names reach the report (what was replaced).
+        found[f"timing_worker.{name}"] = globals()[name]
+    return found
+
+
+def tampering(guarded: dict[str, object]) -> list[str]:
+    """What was replaced since `guarded` was taken: clocks, pyperf's state, the worker's own functions."""
+    changed = replaced_clocks(_CLOCKS)
+    now = _guarded()
+    changed += [name for name, value in guarded.items() if now.get(name) is not value]
+    changed += [name for name in now if name not in guarded]
+    return changed
+
+
+def timed_import(name: str) -> Any:
+    """Import the module, timing only the execution of its body (and what it newly imports): compiling
+    depends on the source's length and is cached in real installs, module-level work is not."""
+    spec = importlib.util.find_spec(name)  # imports the parent packages, untimed
+    get_code = getattr(getattr(spec, "loader", None), "get_code", None)
+    if spec is None or get_code is None:
+        started = _clock()
+        module = import_module(name)
+        TALLY.import_seconds = _clock() - started
+        return module
+    code = get_code(name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    known = set(threading.enumerate())
+    try:
+        started = _clock()
+        exec(code, module.__dict__)
+        TALLY.import_seconds = _clock() - started + wait_for_new_threads(known)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def build_workload(request: TimingWorkerRequest) -> tuple[list[tuple[Any, bytes, Any, bool]], list[str], list[int]]:
+    """The workload entries, the target (or bench function) of each, and how many recorded calls each
+    stands for (workload.timed_calls: each distinct call once per pass)."""
+    add_import_paths(request.workspace, request.import_root)
+    bench = request.bench
+    if bench is not None:  # loaded from the workspace being timed, so it imports that workspace's target
+        functions = load_bench(os.path.join(request.workspace, bench.file), list(bench.functions))
+        return (
+            [(func, NO_ARGUMENTS, None, False) for func in functions],
+            list(bench.functions),
+            [1] * len(functions),
+        )
+    module = timed_import(request.module)
+    distinct = timed_calls(request.calls, request.exclude)
+    workload = [
+        (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out)
+        for call, _ in distinct
+    ]
+    return workload, [call.target for call, _ in distinct], [count for _, count in distinct]
+
+
+def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tolerate_errors: bool) -> float:
+    perf_counter = _clock
+    loads = pickle.loads
+    total = held_total = 0.0
+    sink = io.StringIO()
+    pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
+    reset = pin.reset
+    pin.install()
+    per_call = PER_CALL
+    if len(per_call) != len(workload):
+        per_call[:] = [0.0] * len(workload)
+    weights = WEIGHTS if len(WEIGHTS) == len(workload) else [1.0] * len(workload)
+    # Threads are counted outside the timed region, so a workload that starts none pays nothing for it.
+    thread_count = threading.active_count
+    known = set(threading.enumerate())
+    threads = len(known)
+    done = 0
+    deadline = perf_counter() + WALL_BUDGET
+    with contextlib.redirect_stdout(sink):
+        for _ in range(loops):
+            for index, (func, blob, entropy, held) in enumerate(workload):
+                args, kwargs = loads(blob)
+                reset(entropy)
+                started = perf_counter()
+                # A bare try/except costs less than contextlib.suppress in this timed loop.
+                try:
+                    func(*args, **kwargs)
+                except Exception:
+                    # Recorded calls that raise are part of the workload (replay checked they raise the
+                    # same way). A bench function that raises has no such check, and failing fast would
+                    # look like a speedup: that ends the worker, and the timing is rejected.
+                    if not tolerate_errors:
+                        raise
+                elapsed = perf_counter() - started
+                if thread_count() != threads:  # the call left threads running: their work is this call's
+                    elapsed += wait_for_new_threads(known)
+                    threads = thread_count()
+                elapsed *= weights[index]
+                total += elapsed
+                per_call[index] += elapsed
+                if held:
+                    held_total += elapsed
+            sink.seek(0)
+            sink.truncate()
+            if TALLY.first_pass < 0:
+                TALLY.first_pass = total
+            done += 1
+            if perf_counter() > deadline:
+                break
+    pin.uninstall()
+    TALLY.held_out += held_total
+    TALLY.shown += total - held_total
+    TALLY.passes += done
+    PASSES[0] += done
+    return total * loops / done
+
+
+def per_target(names: list[str]) -> dict[str, float]:
+    """Seconds per pass of each target's calls over every pass this worker made (warmups included): what
+    each function's own speedup is computed from (one verdict per function)."""
+    passes = PASSES[0] or 1
+    found: dict[str, float] = {}
+    for name, seconds in zip(names, PER_CALL, strict=False):
+        found[name] = found.get(name, 0.0) + seconds / passes
+    return found
+
+
+def pyperf_argv(request: TimingWorkerRequest) -> list[str]:
+    """pyperf's own command line for one worker process of the request (pyperf parses it as a worker's)."""
+    loops = ["--calibrate-loops"] if request.loops is None else ["--loops", str(request.loops)]
+    return [
+        "--worker",
+        "--quiet",
+        "--values",
+        str(request.values),
+        "--warmups",
+        str(request.warmups),
+        "--min-time",
+        str(request.min_time),
+        "-o",
+        request.out,
+        *loops,
+    ]
+
+
+def main(argv: list[str]) -> int:
+    request = read_json(TimingWorkerRequest, argv[0])
+    runner = pyperf.Runner(add_cmdline_args=None)
+    runner.parse_args(pyperf_argv(request))
+    guarded = _guarded()  # before any of the module under judgement runs
+    workload, names, repeats = build_workload(request)
+    tampered = tampering(guarded)
+    if tampered:  # nothing this process would measure could be believed
+        write_json(request.figures, WorkerFigures(TALLY, tuple(tampered), per_target={}, call_costs=None))
+        return 3
+    # Each distinct call stands for its repeats; a sampled one for its stratum too.
+    WEIGHTS[:] = [float(count) for count in repeats]
+    sample = None if request.bench is not None else read_sample(request.sample)
+    if sample is not None:
+        workload = [workload[index] for index, _ in sample]
+        names = [names[index] for index, _ in sample]
+        WEIGHTS[:] = [repeats[index] * weight for index, weight in sample]
+    runner.bench_time_func("workload", time_workload, workload, request.bench is None)
+    # Without a sample, each call's cost in the original is what the baseline chooses a sample from.
+    costs = None if sample is not None else tuple(seconds / (PASSES[0] or 1) for seconds in PER_CALL)
+    figures = WorkerFigures(TALLY, tuple(tampering(guarded)), per_target=per_target(names), call_costs=costs)
+    write_json(request.figures, figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,33 @@
+"""The sandbox's test filter: by the words a test file names, and by node id."""
+
+from __future__ import annotations
+
+from coderefine_sandbox.recording.selection import Selector
+
+
+def test_only_test_files_naming_a_word_are_collected(tmp_path):
+    (tmp_path / "test_a.py").write_text("from pkg.numbers import fmt\n")
+    (tmp_path / "test_b.py").write_text("import os  # informative\n")
+    (tmp_path / "conftest.py").write_text("")
+    (tmp_path / "helper.py").write_text("")
+    (tmp_path / "check_c.py").write_text("import fmt_extra\n")
+    (tmp_path / "case1.txt").write_text("fmt(3)\n")  # a data file a conftest may collect as a test
+    (tmp_path / "case2.txt").write_text("other(3)\n")
+    (tmp_path / "case3.txt").write_text("numbers\n")  # the module's name, by chance: not a reason in data
+    selector = Selector(["fmt", "numbers"], [], ["test_*.py", "check_*.py"], ["fmt"])
+    assert not selector.ignores(str(tmp_path / "test_a.py"))
+    assert selector.ignores(str(tmp_path / "test_b.py"))  # "informative" is not the word "fmt"
+    assert selector.ignores(str(tmp_path / "check_c.py"))  # neither is "fmt_extra"
+    assert not selector.ignores(str(tmp_path / "conftest.py")) and not selector.ignores(str(tmp_path / "helper.py"))
+    assert not selector.ignores(str(tmp_path))  # folders are pytest's business
+    assert not selector.ignores(str(tmp_path / "case1.txt")) and selector.ignores(str(tmp_path / "case2.txt"))
+    assert selector.ignores(str(tmp_path / "case3.txt"))
+    assert selector.counts() == {"files_seen": 3, "files_kept": 1, "deselected": 0}  # Python test files
+
+
+def test_node_ids_keep_only_the_listed_tests():
+    selector = Selector([], ["t.py::a", "t.py::c[1]"], [])
+    assert not selector.ignores(__file__)  # no words: no file filter
+    kept, dropped = selector.keep(["t.py::a", "t.py::b", "t.py::c[1]", "t.py::c[2]"])
+    assert kept == {"t.py::a", "t.py::c[1]"} and dropped == 2 and selector.counts()["deselected"] == 2
+    assert Selector([], [], []).keep(["x"]) == ({"x"}, 0)

@@ -1,0 +1,91 @@
+"""The timing worker is tamper-evident: the clock it reads is bound before the module under judgement is
+imported, and replacing a clock, pyperf's runner or the worker's own functions is seen."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import time
+
+import pyperf._runner
+from coderefine_sandbox.protocol import CallsHeader, UnstableCalls, write_calls, write_json
+from coderefine_sandbox.timing import worker
+
+
+def test_replacing_a_clock_or_pyperf_or_the_worker_is_seen(monkeypatch):
+    guarded = worker._guarded()
+    assert worker.tampering(guarded) == []
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    monkeypatch.setattr(pyperf._runner.Runner, "bench_time_func", lambda *args: None)
+    monkeypatch.setattr(worker, "time_workload", lambda *args: 0.0)
+    assert worker.tampering(guarded) == [
+        "time.perf_counter",
+        "pyperf.Runner.bench_time_func",
+        "timing_worker.time_workload",
+    ]
+
+
+def test_the_workload_is_timed_with_the_clock_bound_before_the_import(monkeypatch):
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)  # what a timer-patching candidate does at import
+    workload = [(time.sleep, pickle.dumps(((0.002,), {})), None, True)]
+    assert worker.time_workload(2, workload, True) >= 0.004
+    assert worker.TALLY.held_out >= 0.004 and worker.TALLY.passes >= 2
+
+
+def _leaves_a_sleeping_thread(seconds: float) -> None:
+    threading.Thread(target=time.sleep, args=(seconds,)).start()  # returns at once, the work goes on
+
+
+def test_a_thread_a_call_leaves_running_is_charged_to_that_call():
+    workload = [(_leaves_a_sleeping_thread, pickle.dumps(((0.05,), {})), None, False)]
+    before = worker.TALLY.thread_seconds
+    assert worker.time_workload(2, workload, True) >= 0.1  # 2 loops: each call waits for its thread
+    assert worker.TALLY.thread_seconds - before >= 0.1
+    # A call that starts no thread pays nothing: nothing is waited for.
+    before = worker.TALLY.thread_seconds
+    assert worker.time_workload(3, [(abs, pickle.dumps(((-1,), {})), None, False)], True) < 0.01
+    assert worker.TALLY.thread_seconds == before
+
+
+def test_a_thread_started_at_import_is_charged_to_the_import(tmp_path, monkeypatch):
+    (tmp_path / "precomputes.py").write_text(
+        "import threading, time\n\nANSWERS = {}\n\n\n"
+        "def _fill():\n    time.sleep(0.2)\n    ANSWERS[1] = 2\n\n\n"
+        "threading.Thread(target=_fill).start()\n\n\ndef f(x):\n    return ANSWERS.get(x)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = worker.timed_import("precomputes")
+    assert module.ANSWERS == {1: 2}  # waited for: the thread's work is done before any call is timed
+    assert worker.TALLY.import_seconds >= 0.2
+
+
+def test_the_first_pass_of_the_process_is_kept_alone(monkeypatch):
+    # A pyperf value averages `loops` passes; the warm-gain rule needs the very first one, before a cache filled.
+    monkeypatch.setattr(worker.TALLY, "first_pass", -1.0)
+    seen: set[float] = set()
+
+    def slow_once(seconds: float) -> None:
+        if seconds not in seen:
+            seen.add(seconds)
+            time.sleep(seconds)
+
+    workload = [(slow_once, pickle.dumps(((0.05,), {})), None, False)]
+    worker.time_workload(10, workload, True)
+    assert worker.TALLY.first_pass >= 0.05  # the cold pass alone, not its tenth
+    worker.time_workload(10, workload, True)
+    assert worker.TALLY.first_pass >= 0.05  # later values do not overwrite it
+
+
+def test_each_distinct_call_is_timed_once_standing_for_its_repeats(tmp_path):
+    from coderefine_sandbox.workload import timed_calls
+
+    def record(target: str, *args: object) -> dict:
+        return {"target": target, "args": pickle.dumps((args, {}))}
+
+    records = [record("f", "cow"), record("f", "cat"), record("f", "cow"), record("g", "cow"), record("f", "cow")]
+    calls = tmp_path / "calls.pkl"
+    write_calls(str(calls), CallsHeader(module="mod", recording=None), records)
+    excluded = tmp_path / "unstable.json"
+    write_json(str(excluded), UnstableCalls(indices=(1,)))  # an unstable call is neither replayed nor timed
+    distinct = [(call.index, call.target, count) for call, count in timed_calls(str(calls), str(excluded))]
+    assert distinct == [(0, "f", 3), (3, "g", 1)]
