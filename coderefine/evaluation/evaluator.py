@@ -20,7 +20,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from coderefine_sandbox.protocol import (
+from coderefine.errors import NoTestsFound, SandboxError
+from coderefine.evaluation import programs, reports
+from coderefine.evaluation.diagnosis import baseline_failure
+from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
+from coderefine.evaluation.project import Project
+from coderefine.evaluation.protocol import (
     REPORTS,
     BaselineReport,
     CandidateReport,
@@ -29,12 +34,6 @@ from coderefine_sandbox.protocol import (
     from_json,
     to_json,
 )
-
-from coderefine.errors import NoTestsFound, SandboxError
-from coderefine.evaluation import programs, reports
-from coderefine.evaluation.diagnosis import baseline_failure
-from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
-from coderefine.evaluation.project import Project
 from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
 from coderefine.evaluation.selection import Selection, after_baseline, fixed_selection, what_ran
 from coderefine.evaluation.settings import EvaluationSettings

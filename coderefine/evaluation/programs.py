@@ -15,10 +15,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from coderefine_sandbox.protocol import ProgramBaseline, ProgramSpec
-
 from coderefine.errors import BadTimingInputs
 from coderefine.evaluation.project import Project
+from coderefine.evaluation.protocol import ProgramBaseline, ProgramSpec
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.verdicts import judge_runs
 from coderefine.records import BaselineFacts, BehaviorReport, Evaluation, ProgramFacts, TargetEvidence

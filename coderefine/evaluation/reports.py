@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from coderefine_sandbox import protocol
-
+from coderefine.evaluation import protocol
 from coderefine.records import (
     BehaviorReport,
     Evaluation,

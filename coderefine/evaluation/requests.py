@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine_sandbox.protocol import (
+from coderefine.evaluation.programs import console_script_runs, program_spec
+from coderefine.evaluation.project import Project
+from coderefine.evaluation.protocol import (
     BehaviorTolerances,
     Bench,
     Capability,
@@ -18,9 +20,6 @@ from coderefine_sandbox.protocol import (
     TestSelection,
     TimingParameters,
 )
-
-from coderefine.evaluation.programs import console_script_runs, program_spec
-from coderefine.evaluation.project import Project
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.timing_policy import values_per_process
 from coderefine.evaluation.verdicts import noise_floor

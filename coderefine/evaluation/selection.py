@@ -22,9 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from coderefine_sandbox.protocol import SelectionCounts, TestSelection
-
 from coderefine.evaluation.project import Project
+from coderefine.evaluation.protocol import SelectionCounts, TestSelection
 from coderefine.records import TestsSelected
 
 Mode = Literal["given", "all", "traced", "cached"]

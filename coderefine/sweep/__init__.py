@@ -1,7 +1,3 @@
 """`coderefine scan` and `coderefine sweep`: find the project's functions worth optimizing (a profile of
 its tests or of a workload), then refine many of them at once through an engine (local processes or a Ray
 cluster), merge the verified changes file by file, and report them together."""
-
-from coderefine.resources import load_sandbox_package
-
-load_sandbox_package()  # the profile request and report are the sandbox runner's own types

@@ -9,9 +9,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from coderefine_sandbox.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json, to_json
-
 from coderefine.errors import SandboxError, UsageError
+from coderefine.evaluation.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json, to_json
 from coderefine.evaluation.requests import HASH_SEED
 from coderefine.evaluation.workspace import copy_project
 from coderefine.resources import sandbox_dir

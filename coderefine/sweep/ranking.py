@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from coderefine_sandbox.protocol import ProfiledFunction
-
+from coderefine.evaluation.protocol import ProfiledFunction
 from coderefine.source import function_names, is_script
 
 TEST_DIRS = frozenset({"tests", "test", "testing"})
