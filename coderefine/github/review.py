@@ -76,7 +76,7 @@ class ReviewOptions:
 
 
 @dataclass
-class FunctionOutcome:
+class FunctionReview:
     path: str
     function: str
     state: str  # "suggested", "outside the diff", "no improvement", "failed", "not examined"
@@ -93,7 +93,7 @@ class ReviewOutcome:
     head_sha: str
     task: str
     provider_line: str
-    functions: list[FunctionOutcome] = field(default_factory=list)
+    functions: list[FunctionReview] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     skipped: str | None = None  # why nothing was reviewed (the action's own commit)
@@ -103,7 +103,7 @@ class ReviewOutcome:
     error: CoderefineError | None = None  # what ended the review early (reported after publishing)
 
     @property
-    def suggested(self) -> list[FunctionOutcome]:
+    def suggested(self) -> list[FunctionReview]:
         return [f for f in self.functions if f.state == "suggested"]
 
 
@@ -144,7 +144,7 @@ def _review_function(
     options: ReviewOptions,
     settings: Settings,
     view: LoopObserver,
-) -> FunctionOutcome:
+) -> FunctionReview:
     source_path = context.workspace / patch.path
     run_options = RunOptions(
         task=options.task,
@@ -162,17 +162,17 @@ def _review_function(
         raise RunFailed(result.error)
     best = result.best
     if best is None or best.candidate is None:
-        return FunctionOutcome(patch.path, definition.name, "no improvement", result.stop_reason)
+        return FunctionReview(patch.path, definition.name, "no improvement", result.stop_reason)
     proof = evidence(result)
     diff = unified_diff(result.original_code, best.candidate.code, patch.path)
     change = line_change(result.original_code, best.candidate.code, definition)
     if change is None:
         why = f"verified, but it also changes lines outside `{definition.name}` (one suggestion cannot)"
-        return FunctionOutcome(patch.path, definition.name, "outside the diff", why, None, diff, proof)
+        return FunctionReview(patch.path, definition.name, "outside the diff", why, None, diff, proof)
     if patch.hunk_holding(change.first, change.last) is None:
         why = f"verified, but lines {change.first}-{change.last} are not all in one hunk of the pull request's diff"
-        return FunctionOutcome(patch.path, definition.name, "outside the diff", why, change, diff, proof)
-    return FunctionOutcome(patch.path, definition.name, "suggested", proof, change, diff, proof)
+        return FunctionReview(patch.path, definition.name, "outside the diff", why, change, diff, proof)
+    return FunctionReview(patch.path, definition.name, "suggested", proof, change, diff, proof)
 
 
 def _collect(
@@ -206,10 +206,10 @@ def _collect(
         for definition in changed:
             if outcome.error is not None or len(outcome.suggested) >= options.max_comments:
                 why = outcome.error.message if outcome.error else f"the review holds {options.max_comments}"
-                outcome.functions.append(FunctionOutcome(patch.path, definition.name, "not examined", why))
+                outcome.functions.append(FunctionReview(patch.path, definition.name, "not examined", why))
                 continue
             if file_error is not None:
-                outcome.functions.append(FunctionOutcome(patch.path, definition.name, "failed", file_error))
+                outcome.functions.append(FunctionReview(patch.path, definition.name, "failed", file_error))
                 continue
             view.note(f"review: {patch.path} {definition.name}")
             try:
@@ -219,7 +219,7 @@ def _collect(
                     file_error = exc.message
                 else:
                     outcome.error = exc
-                outcome.functions.append(FunctionOutcome(patch.path, definition.name, "failed", exc.message))
+                outcome.functions.append(FunctionReview(patch.path, definition.name, "failed", exc.message))
 
 
 def render_summary(outcome: ReviewOutcome, inline: bool) -> str:

@@ -29,10 +29,10 @@ from coderefine.quality.findings import (
     READABILITY,
     RULES,
     CheckOutcome,
+    CheckRule,
     CheckThresholds,
     FileError,
     Finding,
-    Rule,
 )
 from coderefine.quality.powers import new_power_findings
 from coderefine.source import decode_source, read_bytes, syntax_error
@@ -44,10 +44,10 @@ __all__ = [
     "READABILITY",
     "RULES",
     "CheckOutcome",
+    "CheckRule",
     "CheckThresholds",
     "FileError",
     "Finding",
-    "Rule",
     "cache_key",
     "check_file",
     "check_files",

@@ -21,7 +21,7 @@ NEW_POWER = "new-sensitive-import"
 
 
 @dataclass(frozen=True)
-class Rule:
+class CheckRule:
     """What a metric means and how to act on it (the SARIF rule metadata is made from this)."""
 
     id: str
@@ -32,10 +32,10 @@ class Rule:
     upper_bound: bool  # True: a value above the threshold is a finding; False: a value below it
 
 
-RULES: dict[str, Rule] = {
+RULES: dict[str, CheckRule] = {
     rule.id: rule
     for rule in (
-        Rule(
+        CheckRule(
             COMPLEXITY,
             "CyclomaticComplexity",
             "Function too complex",
@@ -47,7 +47,7 @@ RULES: dict[str, Rule] = {
             "The threshold is the `max_complexity` setting (default 10).",
             upper_bound=True,
         ),
-        Rule(
+        CheckRule(
             MAINTAINABILITY,
             "MaintainabilityIndex",
             "Module hard to maintain",
@@ -58,7 +58,7 @@ RULES: dict[str, Rule] = {
             "is the `min_maintainability` setting (default 10: radon's rank C, 'extremely low').",
             upper_bound=False,
         ),
-        Rule(
+        CheckRule(
             READABILITY,
             "ReadabilityScore",
             "Module hard to read",
@@ -71,7 +71,7 @@ RULES: dict[str, Rule] = {
             "is the `min_readability` setting (default 40).",
             upper_bound=False,
         ),
-        Rule(
+        CheckRule(
             NEW_POWER,
             "NewSensitiveImport",
             "New network, process or native-code import",

@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from coderefine import __version__
 from coderefine.errors import CoderefineError
-from coderefine.quality.check import RULES, CheckOutcome, Finding, Rule
+from coderefine.quality.check import RULES, CheckOutcome, CheckRule, Finding
 from coderefine.records import RunError
 from coderefine.reports.evidence import verification_evidence
 
@@ -49,10 +49,10 @@ FINGERPRINT_KEY = "coderefineFingerprint/v1"
 
 VERIFIED_SPEEDUP = "verified-speedup"
 VERIFIED_READABILITY = "verified-readability"
-IMPROVEMENT_RULES: dict[str, Rule] = {
+IMPROVEMENT_RULES: dict[str, CheckRule] = {
     rule.id: rule
     for rule in (
-        Rule(
+        CheckRule(
             VERIFIED_SPEEDUP,
             "VerifiedSpeedup",
             "Verified faster version available",
@@ -63,7 +63,7 @@ IMPROVEMENT_RULES: dict[str, Rule] = {
             "or scripted provider and cached with a model), or take the change from this result's fix.",
             upper_bound=True,
         ),
-        Rule(
+        CheckRule(
             VERIFIED_READABILITY,
             "VerifiedReadability",
             "Verified more readable version available",
@@ -111,7 +111,7 @@ def fingerprint(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
-def _rule_descriptor(rule: Rule, level: str, information_uri: str | None) -> dict[str, Any]:
+def _rule_descriptor(rule: CheckRule, level: str, information_uri: str | None) -> dict[str, Any]:
     descriptor: dict[str, Any] = {
         "id": rule.id,
         "name": rule.name,
@@ -141,7 +141,7 @@ def _information_uri() -> str | None:
     return None
 
 
-def _driver(rules: Sequence[Rule], level: str) -> dict[str, Any]:
+def _driver(rules: Sequence[CheckRule], level: str) -> dict[str, Any]:
     information_uri = _information_uri()
     driver: dict[str, Any] = {
         "name": "coderefine",
@@ -169,7 +169,7 @@ def _notification(error: CoderefineError | RunError, path: str | None, root: Pat
 
 def _log(
     category: str,
-    rules: Sequence[Rule],
+    rules: Sequence[CheckRule],
     level: str,
     results: list[dict[str, Any]],
     notifications: list[dict[str, Any]],

@@ -534,7 +534,7 @@ def test_the_review_never_holds_more_than_thirty_suggestions(tmp_path, github):
     """The cap where the review is built, with 31 verified suggestions, against the loopback API."""
     from coderefine.github.api import GitHubClient
     from coderefine.github.context import read_context
-    from coderefine.github.review import FunctionOutcome, ReviewOutcome, _publish
+    from coderefine.github.review import FunctionReview, ReviewOutcome, _publish
     from coderefine.github.suggestions import LineChange
 
     code = "\n".join(f"def f{i}():\n    return {i}\n" for i in range(31))
@@ -544,7 +544,7 @@ def test_the_review_never_holds_more_than_thirty_suggestions(tmp_path, github):
     outcome = ReviewOutcome("octo/demo", 7, pull.head, "readability", "provider: scripted")
     for i in range(31):
         change = LineChange(3 * i + 2, 3 * i + 2, f"    return {i} + 0\n")
-        outcome.functions.append(FunctionOutcome("big.py", f"f{i}", "suggested", "proof", change, "diff", "proof"))
+        outcome.functions.append(FunctionReview("big.py", f"f{i}", "suggested", "proof", change, "diff", "proof"))
     client = GitHubClient(context.api_url, context.token)
     try:
         assert _publish(client, context, outcome) is None
@@ -559,12 +559,12 @@ def test_the_review_never_holds_more_than_thirty_suggestions(tmp_path, github):
 
 
 def test_the_summary_stays_under_githubs_comment_limit():
-    from coderefine.github.review import FunctionOutcome, ReviewOutcome, render_summary
+    from coderefine.github.review import FunctionReview, ReviewOutcome, render_summary
 
     outcome = ReviewOutcome("octo/demo", 7, "c" * 40, "optimize", "provider: offline")
     diff = "".join(f"+    line_{i} = {i}\n" for i in range(200))
     for i in range(40):
-        outcome.functions.append(FunctionOutcome("m.py", f"f{i}", "outside the diff", "verified", None, diff, "1.5x"))
+        outcome.functions.append(FunctionReview("m.py", f"f{i}", "outside the diff", "verified", None, diff, "1.5x"))
     text = render_summary(outcome, inline=True)
     assert len(text) < 65536 and text.count("<details>") < 40
     assert f"{40 - text.count('<details>')} more verified diff(s) left out" in text

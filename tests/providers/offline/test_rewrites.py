@@ -19,7 +19,7 @@ import pytest
 
 from coderefine.providers.offline.rewrites import (
     RewriteResult,
-    Rule,
+    RewriteRule,
     all_rules,
     applicable_rules,
     apply_rules,
@@ -62,7 +62,7 @@ def test_rules_registry_is_consistent() -> None:
     rules = all_rules()
     assert rules, "no rules registered"
     for rule_id, rule in rules.items():
-        assert isinstance(rule, Rule) and rule.id == rule_id
+        assert isinstance(rule, RewriteRule) and rule.id == rule_id
         assert rule.tasks and rule.tasks <= {"optimize", "readability"}
         assert rule.description and "\n" not in rule.description
     for task in ("optimize", "readability"):

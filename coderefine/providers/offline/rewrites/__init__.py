@@ -15,21 +15,21 @@ import ast
 import logging
 from collections.abc import Sequence
 
-from coderefine.providers.offline.rewrites.base import TASKS, RewriteResult, Rule
+from coderefine.providers.offline.rewrites.base import TASKS, RewriteResult, RewriteRule
 from coderefine.providers.offline.rewrites.registry import DEFAULT_ORDER, ENTRIES, Entry
 from coderefine.providers.offline.rewrites.ruff_fixes import fixable_codes, may_fix
 from coderefine.providers.offline.rewrites.targets import outside_unchanged
 
-__all__ = ["RewriteResult", "Rule", "all_rules", "applicable_rules", "apply_rules", "rules_for"]
+__all__ = ["RewriteResult", "RewriteRule", "all_rules", "applicable_rules", "apply_rules", "rules_for"]
 
 _log = logging.getLogger(__name__)
 
 
-def all_rules() -> dict[str, Rule]:
+def all_rules() -> dict[str, RewriteRule]:
     return {rule_id: entry.rule for rule_id, entry in ENTRIES.items()}
 
 
-def rules_for(task: str) -> list[Rule]:
+def rules_for(task: str) -> list[RewriteRule]:
     """The default rules of a task, in the order to apply them (cheap and safe first)."""
     if task not in TASKS:
         raise KeyError(f"unknown task {task!r}; tasks: {', '.join(sorted(TASKS))}")

@@ -8,7 +8,7 @@ TASKS = frozenset({"optimize", "readability"})
 
 
 @dataclass(frozen=True)
-class Rule:
+class RewriteRule:
     id: str  # e.g. "ruff:PERF401", "memoize-recursion"
     description: str  # one line, imperative: what the rewrite does (shown to users and in feedback)
     tasks: frozenset[str]  # subset of {"optimize", "readability"}

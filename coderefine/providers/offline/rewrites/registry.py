@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from coderefine.providers.offline.rewrites.base import Rule
+from coderefine.providers.offline.rewrites.base import RewriteRule
 from coderefine.providers.offline.rewrites.codemods_accumulate import find_append_loop, find_str_concat
 from coderefine.providers.offline.rewrites.codemods_calls import (
     find_filter_lambda,
@@ -40,7 +40,7 @@ BOTH = OPT | READ
 
 @dataclass(frozen=True)
 class Entry:
-    rule: Rule
+    rule: RewriteRule
     apply: Callable[[str, Sequence[str] | None], str]
     ruff: RuffFix | None = None  # set for ruff lint rules, so the engine can screen them in one run
 
@@ -48,7 +48,7 @@ class Entry:
 def _ruff(select: str, tasks: frozenset[str], description: str, *, unsafe: bool = True) -> Entry:
     fix = RuffFix(select=select, unsafe=unsafe)
     return Entry(
-        Rule(f"ruff:{select}", description, tasks),
+        RewriteRule(f"ruff:{select}", description, tasks),
         lambda source, targets: apply_fix_rule(source, fix, targets),
         fix,
     )
@@ -56,7 +56,7 @@ def _ruff(select: str, tasks: frozenset[str], description: str, *, unsafe: bool 
 
 def _codemod(rule_id: str, tasks: frozenset[str], description: str, finder: Finder, hint: str) -> Entry:
     return Entry(
-        Rule(rule_id, description, tasks),
+        RewriteRule(rule_id, description, tasks),
         lambda source, targets: run_codemod_anywhere(source, targets, finder, hint),
     )
 
@@ -210,7 +210,7 @@ _CODEMODS = [
 # Programs (scripts reading stdin, writing stdout): whole-module rewrites (codemods_programs.py).
 _PROGRAMS = [
     Entry(
-        Rule(
+        RewriteRule(
             "stdin-readline",
             "In a program, read lines with `sys.stdin.readline()` instead of `input()` (which flushes stdout "
             "before every line; at end of input readline returns '' where input() raises EOFError).",
@@ -219,7 +219,7 @@ _PROGRAMS = [
         stdin_readline,
     ),
     Entry(
-        Rule(
+        RewriteRule(
             "print-batching",
             "In a program, replace a loop whose whole body is one `print(...)` with one write of the joined lines.",
             OPT,
@@ -227,7 +227,7 @@ _PROGRAMS = [
         print_batching,
     ),
     Entry(
-        Rule(
+        RewriteRule(
             "hoist-loop-invariants",
             "In a program, compute a pure builtin call on values a loop never changes (`len(s)`, `max(xs)`, "
             "`x in set(xs)`) and look up a bound method such as `out.append` once, before the loop.",
@@ -246,7 +246,7 @@ _READABILITY_RUFF = [
     _ruff("FURB", READ, "Use modern idioms (refurb): `removeprefix`, `max()`, `dict.fromkeys` and the like."),
 ]
 
-_FORMAT = Entry(Rule("ruff-format", "Format the code with `ruff format`.", READ), apply_format)
+_FORMAT = Entry(RewriteRule("ruff-format", "Format the code with `ruff format`.", READ), apply_format)
 
 ENTRIES: dict[str, Entry] = {
     e.rule.id: e for e in [*_OPTIMIZE_RUFF, *_CODEMODS, *_PROGRAMS, *_READABILITY_RUFF, _FORMAT]
