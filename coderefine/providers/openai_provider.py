@@ -152,7 +152,7 @@ class OpenAIProvider:
             if self.streaming:
                 replies = self._streamed(arguments, request, what, started)
             else:
-                replies = self._replies(self.client.chat.completions.create(**arguments), request.messages, parameters)
+                replies = self._replies(self.client.chat.completions.create(**arguments), request.messages)
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             # Servers that refuse `n`, streaming or `stream_options` say so with 400/422: ask again without
             # what they refused, and remember it; anything else they refuse is the request's own fault.
@@ -221,8 +221,7 @@ class OpenAIProvider:
                 usage = getattr(chunk, "usage", None) or usage
                 for choice in getattr(chunk, "choices", None) or ():
                     part = gathered.setdefault(int(getattr(choice, "index", 0) or 0), _Gathered())
-                    part.take(choice)
-                    chunks += 1
+                    chunks += part.take(choice)
                 now = time.monotonic()
                 if request.on_progress is not None and now - told >= _PROGRESS_EVERY:
                     told = now
@@ -330,16 +329,21 @@ class _Gathered:
     thoughts: list[str] = field(default_factory=list)
     finish_reason: str | None = None
 
-    def take(self, choice: Any) -> None:
+    def take(self, choice: Any) -> int:
+        """Adds a chunk's text; 1 when it carried some (a token, as most servers stream), else 0."""
+        got = 0
         delta = getattr(choice, "delta", None)
         if delta is not None:
             text = getattr(delta, "content", None)
-            if isinstance(text, str):
+            if isinstance(text, str) and text:
                 self.pieces.append(text)
+                got = 1
             thought = _reasoning_of(delta)
             if thought:
                 self.thoughts.append(thought)
+                got = 1
         self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
+        return got
 
     def content(self) -> str:
         return "".join(self.pieces)
