@@ -93,7 +93,8 @@ def llama_server(model: Path, log: Path, context: int) -> Iterator[str]:
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--verbose", "False",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context), "--chat_format", "gemma",
+        "--verbose", "False",
     ]  # fmt: skip
     with log.open("w") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

@@ -2,8 +2,10 @@
 
     DIR/run.json            the run: task, file, function, tests, root and the settings that steer the loop
     DIR/001-generate.json   {"index", "role", "provider", "request": {"messages", "parameters",
-                             "omitted_attempts"}, "reply": {"content", "finish_reason", "usage", "cached"}}
-    DIR/002-feedback.json   ... (a failed request is saved too, with "error" instead of "reply")
+                             "omitted_attempts"}, "reply": {"content", "finish_reason", "usage", "cached",
+                             "seconds", "reasoning" (a reasoning model's thinking sent apart, if any)}}
+    DIR/002-feedback.json   ... (a failed request is saved too, with "error" instead of "reply"; with
+                            --drafts N each draft of a step is a file of its own)
     DIR/script.json         {"generate": [reply, ...], "feedback": [...], "refine": [...]}
 
 `coderefine replay DIR` reruns the run from run.json with the scripted provider on script.json; the
