@@ -37,6 +37,7 @@ class Reply:
     chunk_delay: float = 0.0  # streamed: seconds between chunks (a slow local model)
     stall_after: int | None = None  # streamed: after this many chunks, fall silent for `stall` seconds
     stall: float = 0.0
+    empty_stream: bool = False  # streamed: [DONE] at once, no chunk (a server failing after its 200)
 
 
 def fault(status: int, message: str = "injected", **headers: str) -> Reply:
@@ -198,6 +199,9 @@ class OpenAIServer:
                     self.wfile.flush()
 
                 try:
+                    if taken[0].empty_stream:
+                        self.wfile.write(b"data: [DONE]\n\n")
+                        return
                     for index, each in enumerate(taken):
                         event([{"index": index, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
                         pieces = [(each.reasoning_field, text) for text in _pieces(each.reasoning or "")]

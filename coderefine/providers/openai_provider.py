@@ -150,7 +150,12 @@ class OpenAIProvider:
         started = time.monotonic()
         try:
             if self.streaming:
-                replies = self._streamed(arguments, request, what, started)
+                try:
+                    replies = self._streamed(arguments, request, what, started)
+                except _EmptyStream:
+                    # A stream that ended before its first token: servers that fail after answering 200
+                    # (llama.cpp's, on a prompt longer than its context) say why only when asked whole.
+                    replies = self._whole(arguments, request, what)
             else:
                 replies = self._replies(self.client.chat.completions.create(**arguments), request.messages)
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
@@ -175,6 +180,15 @@ class OpenAIProvider:
         seconds = (time.monotonic() - started) / len(replies)
         sent = {"model": self.config.model, **parameters}
         return [replace(reply, seconds=seconds, parameters=sent) for reply in replies]
+
+    def _whole(self, arguments: dict[str, Any], request: ModelRequest, what: str) -> list[ModelReply]:
+        """The request asked again, unstreamed, after a stream that ended empty: its answer, or the
+        server's own error for it (not taken for a refusal to stream)."""
+        try:
+            return self._replies(self.client.chat.completions.create(**arguments), request.messages)
+        except openai.APIError as exc:
+            error = self._error(exc, what)
+        raise ProviderError(f"{error.message} (its streamed answer had ended before the first token)")
 
     def _stop_streaming(self, why: str) -> None:
         self.streaming = False
@@ -233,7 +247,7 @@ class OpenAIProvider:
                 "Raise request_timeout for a model this slow"
             ) from None
         if not gathered:
-            raise ProviderError(f"{self.config.endpoint} streamed no answer to {what} (no choices in the stream)")
+            raise _EmptyStream(what)
         return self._gathered(gathered, usage, request.messages)
 
     def _gathered(self, gathered: dict[int, _Gathered], usage: Any, messages: list[dict[str, str]]) -> list[ModelReply]:
@@ -398,3 +412,7 @@ def _with_usage(
             )
         )
     return replies
+
+
+class _EmptyStream(Exception):
+    """A streamed answer that ended without a single choice."""

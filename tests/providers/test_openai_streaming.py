@@ -14,7 +14,7 @@ from coderefine.providers.base import ModelRequest, RunContext
 from coderefine.providers.cache import ResponseCache
 from coderefine.providers.openai_provider import OpenAIConfig, OpenAIProvider
 from coderefine.records import Role
-from tests.openai_server import OpenAIServer, Reply
+from tests.openai_server import OpenAIServer, Reply, fault
 
 KEY = "sk-test-0123456789abcdef"
 CODE = "```python\ndef total(n):\n    return n * (n - 1) // 2 if n > 0 else 0\n```"
@@ -136,3 +136,14 @@ def test_each_draft_is_cached_on_its_own(server, tmp_path):
     assert [r.content for r in again] == [r.content for r in first]
     # one draft per round reuses the first draft's entry
     assert provider(server, tmp_path).complete(request()).content == first[0].content
+
+
+def test_a_stream_that_ends_empty_is_asked_again_whole_to_learn_why(server):
+    # llama.cpp's server answers 200, then fails (a prompt longer than its context) and ends the stream.
+    server.queue(Reply(empty_stream=True), fault(400, "Requested tokens (2636) exceed context window of 2560"))
+    with pytest.raises(ProviderError) as failed:
+        provider(server).complete(request())
+    assert "Requested tokens (2636) exceed context window of 2560" in failed.value.message
+    assert "ended before the first token" in failed.value.message and len(server.chat_requests()) == 2
+    server.queue(Reply(empty_stream=True), CODE)  # a glitch: the whole answer comes
+    assert provider(server).complete(request()).content == CODE
