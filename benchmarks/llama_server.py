@@ -190,6 +190,13 @@ def run_task(task: Path, drafts: int, url: str, options: argparse.Namespace, scr
     return run, calls_of(trace, data, task.name, drafts) if trace.is_dir() else []
 
 
+def _gist(outcome: str) -> str:
+    """An outcome without its particulars, to count alike ones together."""
+    for prefix in ("parsed, run: ", "rejected: "):
+        outcome = outcome.removeprefix(prefix)
+    return outcome.split(":")[0].split(" (")[0][:70]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", type=Path, default=REPO.parent / "shared" / "bench" / "optimize")
@@ -233,7 +240,7 @@ def main() -> int:
         "parsed_and_run": sum(c.outcome.startswith("parsed") for c in answers),
         "rejected_before_running": sum(c.outcome.startswith("rejected") for c in answers),
         "accepted": sum(r.accepted for r in runs),
-        "rejection_reasons": dict(Counter(c.outcome.split(":")[1].strip()[:60] for c in answers)),
+        "outcomes": dict(Counter(_gist(c.outcome) for c in answers)),
         "finish_reasons": dict(Counter(str(c.finish_reason) for c in calls)),
         "seconds_per_call": round(sum(c.seconds for c in calls) / max(1, len(calls)), 1),
         "max_seconds_per_call": max((c.seconds for c in calls), default=0.0),
