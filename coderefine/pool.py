@@ -61,6 +61,11 @@ def _run_interruptible(job: Callable[..., T], mark: str, *args: Any) -> T | None
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity), the default number of workers."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
 class WorkerDied(Exception):
     """A job's worker process died (killed, out of memory, a crash) every time the job was run."""
 

@@ -107,7 +107,14 @@ class SettingValues:
         None, "sampling temperature (unset: the server's default)", 0.0, 2.0, panel=_MODEL
     )
     seed: int | None = setting(None, "sampling seed, for endpoints that honour it", panel=_MODEL)
-    request_timeout: float = setting(120.0, "seconds to wait for one answer", 0.1, panel=_MODEL, metavar="S")
+    request_timeout: float = setting(
+        120.0,
+        "seconds to wait for one answer; when streamed, for the next token (the silence, not the whole answer)",
+        0.1,
+        panel=_MODEL,
+        metavar="S",
+    )
+    stream: bool = setting(True, "stream answers where the server streams (progress shown, no cut-off)", panel=_MODEL)
     max_retries: int = setting(2, "retries with backoff on 429, 5xx and connection errors", 0, 20, panel=_MODEL)
     max_calls: int | None = setting(None, "most model calls in a run", 1, panel=_MODEL)
     max_tokens: int | None = setting(None, "most tokens (prompt + answer) in a run", 1, panel=_MODEL)
@@ -132,6 +139,13 @@ class SettingValues:
     max_iterations: int | None = setting(None, "most candidates (unset: the task's default)", 1, panel=_LOOP)
     patience: int | None = setting(
         None, "rounds without improvement before stopping (unset: the task's)", 1, panel=_LOOP
+    )
+    drafts: int = setting(
+        1,
+        "drafts asked for per generate/refine step, verified side by side; the best verified one is carried forward",
+        1,
+        16,
+        panel=_LOOP,
     )
     timeout: float = setting(
         300.0, "time limit in seconds for the original's test run", 0.1, panel=_SANDBOX, metavar="S"
@@ -220,7 +234,12 @@ class SettingValues:
         panel=_SWEEP,
         metavar="ADDRESS",
     )
-    workers: int | None = setting(None, "sweep --engine local: worker processes (unset: one per CPU)", 1, panel=_SWEEP)
+    workers: int | None = setting(
+        None,
+        "worker processes: sweep --engine local's, and those verifying a round's drafts (unset: one per CPU)",
+        1,
+        panel=_SWEEP,
+    )
 
 
 def _kind(annotation: Any) -> type:

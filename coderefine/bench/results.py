@@ -84,6 +84,12 @@ def best_curve(
     best: Iteration | None = None
     curve: list[float] = []
     by_index = {it.index: it for it in result.iterations}
+    if any(it.draft for it in result.iterations):  # --drafts N: after each round, the loop's own best then
+        for number in range(length):
+            steps = result.rounds[: number + 1]
+            chosen = by_index.get(steps[-1].best) if steps and steps[-1].best is not None else None
+            curve.append(round(figure(task, chosen.verdict.score if chosen else None, baseline), 4))
+        return curve
     for index in range(length):
         iteration = by_index.get(index)
         if iteration is not None and iteration.verdict.accepted and iteration.verdict.score is not None:

@@ -13,10 +13,12 @@ runner's typed protocol (`coderefine_sandbox.protocol`).
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,11 +42,13 @@ from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.timing_lock import exclusive_lock
 from coderefine.evaluation.verdicts import judge_sufficiency, too_fast
 from coderefine.evaluation.workspace import copy_project, write_module
+from coderefine.pool import run_in_workers
 from coderefine.quality.metrics import code_metrics
 from coderefine.quality.readability import readability_score
 from coderefine.records import BaselineFacts, BehaviorReport, Candidate, Evaluation, TestReport
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.sandboxes.process import ProcessSandbox
 
 
 class SandboxEvaluator:
@@ -84,6 +88,7 @@ class SandboxEvaluator:
         self.layered = True
         self.copy_reason: str | None = None
         self._last_ws = self.run_dir
+        self.tag = ""  # a draft's copy of the evaluator names its workspaces cand-N-dK (evaluate_many)
 
     def close(self) -> None:
         try:
@@ -297,8 +302,8 @@ class SandboxEvaluator:
     def _evaluate_in(self, candidate: Candidate, layered: bool) -> tuple[CandidateReport, float]:
         """One sandbox run of `candidate` in a workspace of its own; also the seconds setting it up took."""
         self.counter += 1
-        workspace = self._last_ws = self.run_dir / f"cand-{self.counter}"
-        io_dir = self.run_dir / f"io-{self.counter}"
+        workspace = self._last_ws = self.run_dir / f"cand-{self.counter}{self.tag}"
+        io_dir = self.run_dir / f"io-{self.counter}{self.tag}"
         try:
             began = time.perf_counter()
             if layered:
@@ -317,6 +322,63 @@ class SandboxEvaluator:
         assert isinstance(report, CandidateReport)
         return report, setup
 
+    # ----------------------------------------------------------------- several drafts at once
+
+    def evaluate_many(self, candidates: Sequence[Candidate]) -> list[Evaluation]:
+        """The drafts of one round, in their order, each as `evaluate` would judge it.
+
+        With `draft_workers` > 1 each draft runs in a worker process of `coderefine.pool` (the pool of
+        `bench --jobs` and `sweep`), on a copy of this evaluator: the baseline's workspace and recorded
+        calls are only read, and each draft writes a workspace of its own (`cand-N-dK`). Tests and replay
+        run side by side; timing does not: the runner takes a lock around its timing steps (the run's own
+        lock file, or the one a bench or sweep shares), so no two timings overlap on this machine. The
+        Docker backend keeps a run's workspaces in its one container: there drafts run one after another.
+        """
+        workers = min(self.settings.draft_workers, len(candidates))
+        if workers <= 1 or not isinstance(self.sandbox, ProcessSandbox):
+            return [self.evaluate(candidate) for candidate in candidates]
+        drafts = self._draft_copies(len(candidates))
+        results: dict[int, tuple[Evaluation, str | None]] = {}
+
+        def done(result: tuple[int, Evaluation, str | None]) -> None:
+            results[result[0]] = result[1:]
+
+        def lost(args: tuple[object, ...], why: str, runs: int) -> None:
+            number = args[2]
+            assert isinstance(number, int)
+            report = CandidateReport(runner_error=f"its verification {why}")
+            evaluation = reports.candidate_evaluation(report, self._metrics(candidates[number].code), "", 0.0)
+            results[number] = (evaluation, None)
+
+        jobs = [(draft, candidates[number], number) for number, draft in enumerate(drafts)]
+        if run_in_workers(_evaluate_draft, jobs, workers, done, lost):
+            raise KeyboardInterrupt
+        for _, copy_reason in results.values():
+            if copy_reason is not None and self.layered:
+                self._use_copies(copy_reason)
+        return [results[number][0] for number in range(len(candidates))]
+
+    def _draft_copies(self, count: int) -> list[SandboxEvaluator]:
+        """One picklable copy of this evaluator per draft, whose timing steps take the timing lock."""
+        settings = self.settings
+        if settings.measure_speed and settings.timing_lock is None:
+            folder = self.run_dir / "drafts-lock"
+            folder.mkdir(exist_ok=True)
+            lock = folder / "timing.lock"
+            lock.touch()
+            folder.chmod(0o755)  # read by the sandbox's runner, whatever user it runs as
+            lock.chmod(0o644)
+            settings = replace(settings, timing_lock=lock, timing_lock_scope="timing")
+        self.counter += 1
+        drafts = []
+        for number in range(1, count + 1):
+            draft = copy.copy(self)
+            draft.settings = settings
+            draft.requests = replace(self.requests, settings=settings)
+            draft.tag = f"-d{number}"
+            drafts.append(draft)
+        return drafts
+
     def _use_copies(self, reason: str) -> None:
         self.layered = False
         self.copy_reason = reason
@@ -332,3 +394,11 @@ class SandboxEvaluator:
         metrics = code_metrics(code)
         metrics["readability"] = round(readability_score(code), 2)
         return metrics
+
+
+def _evaluate_draft(
+    evaluator: SandboxEvaluator, candidate: Candidate, number: int
+) -> tuple[int, Evaluation, str | None]:
+    """One draft in a worker process: its evaluation, and why later candidates need full copies (if so)."""
+    evaluation = evaluator.evaluate(candidate)
+    return number, evaluation, (evaluator.copy_reason if not evaluator.layered else None)

@@ -65,6 +65,9 @@ class EvaluationSettings:
     # and replay never overlap another job's timing either), or "timing", only the timing steps inside the
     # sandbox (sweep: tests and replays run side by side, timing never does)
     timing_lock_scope: str = "run"
+    # Processes that verify one round's drafts side by side (--drafts N; pool.py's workers). Their timing
+    # steps take a lock of the run's own, so timing stays one at a time (SandboxEvaluator.evaluate_many).
+    draft_workers: int = 1
 
     @classmethod
     def from_settings(

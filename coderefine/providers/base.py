@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from coderefine.providers.thinking import Split, split_thinking
 from coderefine.records import Baseline, Iteration, Role
 
 
@@ -42,6 +44,9 @@ class ModelRequest:
     messages: list[dict[str, str]]  # OpenAI chat format, for model providers
     context: RunContext  # the same facts, structured, for rule-based providers
     omitted_attempts: tuple[int, ...] = ()  # history left out of the prompt to fit the context budget
+    drafts: int = 1  # answers wanted for this prompt (--drafts); see `complete_drafts`
+    # Told the completion tokens received so far while a streamed answer arrives (a live view's progress).
+    on_progress: Callable[[int], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,20 @@ class ModelReply:
     cached: bool = False  # served from the on-disk cache: cost nothing
     usage_estimated: bool = False  # the endpoint reported no usage; tokens are estimated from the text
     parameters: dict[str, Any] = field(default_factory=dict)  # what was sent besides the messages
+    # A reasoning model's thinking when the server sends it apart from `content` (`reasoning_content` or
+    # `reasoning`); thinking inside `content` (`<think>...</think>`) is set apart by `split()`.
+    reasoning: str = ""
+    reasoning_tokens: int = 0  # of completion_tokens, those spent thinking (reported, or estimated)
+    seconds: float = 0.0  # how long the answer took to arrive (0: not measured, e.g. cached or scripted)
+
+    def split(self) -> Split:
+        """The answer the model gave after its thinking, and the thinking, wherever the server put it."""
+        inline = split_thinking(self.content)
+        thinking = "\n".join(part.strip("\n") for part in (self.reasoning, inline.thinking) if part.strip())
+        # Cut at the length limit with thinking sent apart and no answer yet: still thinking.
+        cut = self.finish_reason == "length"
+        still = inline.open or (cut and bool(self.reasoning.strip()) and not inline.answer.strip())
+        return Split(inline.answer, thinking, still)
 
 
 # Without a tokenizer for every model an endpoint may serve, estimate: code and English run at roughly
@@ -68,6 +87,31 @@ class Provider(Protocol):
     name: str
 
     def complete(self, request: ModelRequest) -> ModelReply: ...
+
+
+class DraftProvider(Provider, Protocol):
+    """A provider that answers `request.drafts` times at once (the API's `n`, a script's next messages)."""
+
+    def complete_drafts(self, request: ModelRequest) -> list[ModelReply]: ...
+
+
+def complete_drafts(provider: Provider, request: ModelRequest) -> list[ModelReply]:
+    """`request.drafts` answers (at least one): from the provider's own `complete_drafts` when it has one,
+    else one `complete` per draft. A scripted provider running out after the first keeps what it gave."""
+    many = getattr(provider, "complete_drafts", None)
+    if request.drafts > 1 and callable(many):
+        replies: list[ModelReply] = many(request)
+        return replies
+    replies = []
+    single = replace(request, drafts=1)
+    for _ in range(max(1, request.drafts)):
+        try:
+            replies.append(provider.complete(single))
+        except ScriptExhausted:
+            if not replies:
+                raise
+            break
+    return replies
 
 
 class ScriptExhausted(Exception):

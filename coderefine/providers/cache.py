@@ -72,6 +72,8 @@ class ResponseCache:
                 cached=True,
                 usage_estimated=bool(data.get("usage_estimated", False)),
                 parameters=dict(data.get("parameters", {})),
+                reasoning=str(data.get("reasoning", "")),
+                reasoning_tokens=int(data.get("reasoning_tokens", 0)),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -85,6 +87,8 @@ class ResponseCache:
             "finish_reason": reply.finish_reason,
             "usage_estimated": reply.usage_estimated,
             "parameters": reply.parameters,
+            "reasoning": reply.reasoning,
+            "reasoning_tokens": reply.reasoning_tokens,
         }
         path = self._path(key)
         try:

@@ -58,6 +58,7 @@ def _openai(setup: ProviderSetup) -> Provider:
         seed=settings.seed,
         request_timeout=settings.request_timeout,
         max_retries=settings.max_retries,
+        stream=settings.stream,
     )
     return OpenAIProvider(config, cache)
 

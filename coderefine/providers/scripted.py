@@ -2,9 +2,11 @@
 
     {"generate": [msg, ...], "feedback": [msg, ...], "refine": [msg, ...]}
 
-Each call of a role returns that role's next message. A message is a string, or an object
-`{"content": str, "finish_reason": str, "usage": {"prompt_tokens": int, "completion_tokens": int}}`
-(the shape `--trace` saves, so a traced run replays exactly).
+Each call of a role returns that role's next message; a step asking for N drafts (--drafts N) takes the
+role's next N messages (fewer when fewer are left). A message is a string, or an object
+`{"content": str, "finish_reason": str, "usage": {"prompt_tokens": int, "completion_tokens": int,
+"reasoning_tokens": int}, "reasoning": str}` (the shape `--trace` saves, so a traced run replays exactly;
+`reasoning` is a reasoning model's thinking as a server sends it apart from the answer).
 """
 
 from __future__ import annotations
@@ -27,11 +29,16 @@ def _reply(entry: Any, where: str) -> ModelReply:
         usage = entry.get("usage") or {}
         if not isinstance(usage, dict):
             raise BadScript(f"{where}: 'usage' must be an object")
+        reasoning = entry.get("reasoning") or ""
+        if not isinstance(reasoning, str):
+            raise BadScript(f"{where}: 'reasoning' must be a string")
         return ModelReply(
             content=entry["content"],
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             finish_reason=entry.get("finish_reason"),
+            reasoning=reasoning,
+            reasoning_tokens=int(usage.get("reasoning_tokens", 0)),
         )
     raise BadScript(f"{where}: each message must be a string or an object with a string 'content'")
 
@@ -70,9 +77,15 @@ class ScriptedProvider:
         self.position = dict.fromkeys(ROLES, 0)
 
     def complete(self, request: ModelRequest) -> ModelReply:
-        role = request.role.value
+        return self._take(request.role.value, 1)[0]
+
+    def complete_drafts(self, request: ModelRequest) -> list[ModelReply]:
+        return self._take(request.role.value, request.drafts)
+
+    def _take(self, role: str, count: int) -> list[ModelReply]:
         index = self.position[role]
         if index >= len(self.script[role]):
             raise ScriptExhausted(role)
-        self.position[role] = index + 1
-        return self.script[role][index]
+        taken = self.script[role][index : index + max(1, count)]
+        self.position[role] = index + len(taken)
+        return taken

@@ -29,7 +29,7 @@ from coderefine.records.evaluation import (
     TestsSelected,
     Timing,
 )
-from coderefine.records.result import FunctionVerdict, Iteration, Result, Role, RunError, Usage, Verdict
+from coderefine.records.result import FunctionVerdict, Iteration, Result, Role, Round, RunError, Usage, Verdict
 
 __all__ = [
     "INSUFFICIENT_TESTS",
@@ -49,6 +49,7 @@ __all__ = [
     "Refusal",
     "Result",
     "Role",
+    "Round",
     "RunError",
     "Sufficiency",
     "TargetEvidence",

@@ -48,6 +48,25 @@ class Iteration:
     message: str = ""  # the model's raw answer
     feedback: str | None = None
     functions: tuple[FunctionVerdict, ...] = ()  # per changed target, when the candidate changed several
+    # Several drafts per round (--drafts N): `index` numbers every attempt of the run; `round` is the
+    # generate/refine step that asked for it and `draft` its number there (0: the round's only draft).
+    # Only the round's carried draft (its best) gets feedback and is shown in full to later rounds.
+    round: int = 0
+    draft: int = 0
+    carried: bool = True
+    thinking_chars: int = 0  # a reasoning model's thinking before this answer (set apart, never taken)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One generate/refine step: the attempts it made (its drafts), the one carried forward, and the best
+    verified candidate of the run once the step was judged (None: nothing verified yet)."""
+
+    number: int
+    role: Role
+    attempts: tuple[int, ...]  # iteration indices, in draft order
+    carried: int
+    best: int | None
 
 
 @dataclass
@@ -61,11 +80,24 @@ class Usage:
     cached_calls: int = 0
     cached_tokens: int = 0
     estimated: bool = False  # some token counts were estimated from text: the endpoint reported none
+    reasoning_tokens: int = 0  # of completion_tokens, those a reasoning model spent thinking
+    model_seconds: float = 0.0  # waiting for answers, summed over the calls
 
-    def add(self, prompt_tokens: int, completion_tokens: int, *, cached: bool = False, estimated: bool = False) -> None:
+    def add(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        *,
+        cached: bool = False,
+        estimated: bool = False,
+        reasoning_tokens: int = 0,
+        seconds: float = 0.0,
+    ) -> None:
         self.calls += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
+        self.reasoning_tokens += reasoning_tokens
+        self.model_seconds += seconds
         if cached:
             self.cached_calls += 1
             self.cached_tokens += prompt_tokens + completion_tokens
@@ -102,6 +134,7 @@ class Result:
     baseline: Baseline | None
     best: Iteration | None
     iterations: tuple[Iteration, ...] = ()
+    rounds: tuple[Round, ...] = ()
     usage: Usage = field(default_factory=Usage)
     warnings: tuple[str, ...] = ()
     provider: str = ""

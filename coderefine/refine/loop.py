@@ -27,6 +27,7 @@ from coderefine.providers.base import (
     Provider,
     RunContext,
     ScriptExhausted,
+    complete_drafts,
     feedback_says_stop,
 )
 from coderefine.records import (
@@ -37,13 +38,14 @@ from coderefine.records import (
     FunctionVerdict,
     Iteration,
     Role,
+    Round,
     Usage,
     Verdict,
 )
 from coderefine.refine import per_function
-from coderefine.refine.candidate import build_candidate, original_candidate
+from coderefine.refine.candidate import AnswerSetting, candidate_from_reply, original_candidate
 from coderefine.refine.evaluator import Evaluator
-from coderefine.refine.extract import CandidateRejected
+from coderefine.refine.extract import CandidateRefused, CandidateRejected
 from coderefine.refine.prompts import build_prompt
 from coderefine.refine.scoring import Scorer
 from coderefine.refine.tasks import TaskSpec
@@ -57,6 +59,7 @@ class LoopSettings:
     max_calls: int | None = None
     max_tokens: int | None = None  # prompt + answer tokens over the run
     context_tokens: int | None = None  # prompt budget: older history is left out beyond it
+    drafts: int = 1  # answers asked for per generate/refine step; the best verified one is carried forward
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class LoopOutcome:
 
     baseline: Baseline | None
     iterations: tuple[Iteration, ...]
+    rounds: tuple[Round, ...]
     best: Iteration | None
     status: str
     stop_reason: str
@@ -126,6 +130,7 @@ class RefinementLoop:
         self.setup = context  # the run's fixed facts; its state below is the loop's alone
         self.baseline: Baseline | None = None
         self.history: list[Iteration] = []  # the one history: prompts, the best and the outcome all read it
+        self.rounds: list[Round] = []  # each step's drafts, the one carried forward, and the best after it
         self.best: Iteration | None = None  # the best verified candidate so far
         self.settings = settings
         self.observer = observer or _Silent()
@@ -179,6 +184,7 @@ class RefinementLoop:
         return LoopOutcome(
             baseline=self.baseline,
             iterations=tuple(self.history),
+            rounds=tuple(self.rounds),
             best=self.best,
             status=status,
             stop_reason=self.stop_reason or ("max iterations reached" if self.baseline is not None else ""),
@@ -189,89 +195,196 @@ class RefinementLoop:
     def _iterate(self) -> None:
         history = self.history
         stale_rounds = 0
-        for index in range(self.settings.max_iterations):
-            role = Role.GENERATE if index == 0 else Role.REFINE
-            reply = self._call(role, None)
-            if reply is None:
+        for round_number in range(self.settings.max_iterations):
+            role = Role.GENERATE if round_number == 0 else Role.REFINE
+            replies = self._call(role, None, self.settings.drafts)
+            if not replies:
                 return
             best_before = self.best
-            iteration = self._make_iteration(index, role, reply)
-            history.append(iteration)
-            self._update_best(iteration)
-            self.observer.iteration_done(iteration, self.best)
+            drafts = self._round(round_number, role, replies)
+            for iteration in drafts:
+                history.append(iteration)
+                self._update_best(iteration)
+                self.observer.iteration_done(iteration, self.best)
+            carried = next(iteration for iteration in drafts if iteration.carried)
+            attempts = tuple(iteration.index for iteration in drafts)
+            best = self.best.index if self.best is not None else None
+            self.rounds.append(Round(round_number, role, attempts, carried.index, best))
 
-            if index + 1 >= self.settings.max_iterations:
+            if round_number + 1 >= self.settings.max_iterations:
                 self.stop_reason = f"max iterations reached ({self.settings.max_iterations})"
                 return
-            if index > 0 and self._passed(iteration):
-                stale_rounds = 0 if self._improved(iteration, best_before) else stale_rounds + 1
+            if round_number > 0 and any(self._passed(iteration) for iteration in drafts):
+                improved = any(self._improved(iteration, best_before) for iteration in drafts)
+                stale_rounds = 0 if improved else stale_rounds + 1
                 if stale_rounds >= self.settings.patience:
                     self.stop_reason = (
                         f"converged: no improvement above {self.settings.min_improvement:g} "
                         f"for {stale_rounds} round{'s' if stale_rounds != 1 else ''}"
                     )
                     return
-            feedback = self._call(Role.FEEDBACK, iteration)
-            if feedback is None:
+            others = tuple(iteration for iteration in drafts if not iteration.carried)
+            feedback = self._call(Role.FEEDBACK, carried, 1, others)
+            if not feedback:
                 return
-            iteration = replace(iteration, feedback=feedback.content)
-            history[-1] = iteration
-            if self.best is not None and self.best.index == iteration.index:
-                self.best = iteration
-            if feedback_says_stop(feedback.content):
+            text = feedback[0].split().answer
+            position = next(i for i, iteration in enumerate(history) if iteration.index == carried.index)
+            carried = replace(carried, feedback=text)
+            history[position] = carried
+            if self.best is not None and self.best.index == carried.index:
+                self.best = carried
+            if feedback_says_stop(text):
                 self.stop_reason = "feedback: nothing left to improve"
                 return
 
     # ----------------------------------------------------------------- steps
 
-    def _call(self, role: Role, current: Iteration | None) -> ModelReply | None:
-        if self.settings.max_calls is not None and self.usage.calls >= self.settings.max_calls:
-            self.stop_reason = f"call budget exhausted ({self.settings.max_calls} calls)"
-            return None
+    def _call(
+        self, role: Role, current: Iteration | None, drafts: int, others: tuple[Iteration, ...] = ()
+    ) -> list[ModelReply]:
+        """Up to `drafts` answers for one step, as many as the budgets allow; none when a stop rule holds."""
+        settings = self.settings
+        if settings.max_calls is not None:
+            left = settings.max_calls - self.usage.calls
+            if left <= 0:
+                self.stop_reason = f"call budget exhausted ({settings.max_calls} calls)"
+                return []
+            drafts = min(drafts, left)
         context = self.context
-        prompt = build_prompt(self.task, role, context, current, self.settings.context_tokens)
-        budget = self.settings.max_tokens
+        prompt = build_prompt(self.task, role, context, current, settings.context_tokens, others)
+        budget = settings.max_tokens
         if budget is not None:
             spent = self.usage.total_tokens
             if spent >= budget:
                 self.stop_reason = f"token budget exhausted ({spent} of {budget} tokens)"
-                return None
+                return []
             if spent + prompt.estimated_tokens > budget:
                 self.stop_reason = (
                     f"token budget: the next prompt (~{prompt.estimated_tokens} tokens) would exceed the "
                     f"{budget - spent} left of {budget}"
                 )
-                return None
-        self.observer.step_started(f"{self.provider.name}: {role.value}")
+                return []
+            # each draft may be a request of its own, its prompt counted again
+            drafts = max(1, min(drafts, (budget - spent) // max(1, prompt.estimated_tokens)))
+        what = f"{role.value}, {drafts} drafts" if drafts > 1 else role.value
+        label = f"{self.provider.name}: {what}"
+        self.observer.step_started(label)
         request = ModelRequest(
-            role=role, messages=prompt.messages, context=context, omitted_attempts=prompt.omitted_attempts
+            role=role,
+            messages=prompt.messages,
+            context=context,
+            omitted_attempts=prompt.omitted_attempts,
+            drafts=drafts,
+            on_progress=lambda tokens: self.observer.step_started(f"{label} - {tokens} tokens so far"),
         )
         try:
-            reply = self.provider.complete(request)
+            replies = complete_drafts(self.provider, request)
         except ScriptExhausted:
             self.stop_reason = "script exhausted"
-            return None
-        self.usage.add(
-            reply.prompt_tokens, reply.completion_tokens, cached=reply.cached, estimated=reply.usage_estimated
-        )
-        return reply
+            return []
+        for reply in replies:
+            self.usage.add(
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                cached=reply.cached,
+                estimated=reply.usage_estimated,
+                reasoning_tokens=reply.reasoning_tokens,
+                seconds=reply.seconds,
+            )
+        return replies
 
-    def _make_iteration(self, index: int, role: Role, reply: ModelReply) -> Iteration:
+    def _answer_setting(self) -> AnswerSetting:
+        """What the answers of this round are read against; a diff may be written against the best verified
+        version or the last attempt, which the refine prompt shows, as well as the original."""
+        bases: list[tuple[str, str]] = []
+        if self.best is not None and self.best.candidate is not None:
+            bases.append((f"attempt {self.best.index} (the best verified)", self.best.candidate.code))
+        last = next((it for it in reversed(self.history) if it.carried and it.candidate is not None), None)
+        if last is not None and last.candidate is not None and all(code != last.candidate.code for _, code in bases):
+            bases.append((f"attempt {last.index} (the last one)", last.candidate.code))
+        setup = self.setup
+        return AnswerSetting(
+            original=setup.original_code,
+            targets=setup.targets,
+            allowed=setup.allowed,
+            whole_module=setup.whole_module,
+            filename=setup.file.replace("\\", "/").rsplit("/", 1)[-1],
+            diff_bases=tuple(bases),
+        )
+
+    def _round(self, round_number: int, role: Role, replies: list[ModelReply]) -> list[Iteration]:
+        """One step's drafts: read, verified (side by side when the evaluator can), judged; the best is
+        marked as carried forward."""
+        several = len(replies) > 1
+        first = len(self.history)
+        setting = self._answer_setting()
+        drafts: list[Iteration] = []
+        pending: list[tuple[int, Candidate]] = []  # (position in drafts, candidate to evaluate)
+        for number, reply in enumerate(replies, 1):
+            index = first + number - 1
+            outcome = self._prepare(index, role, reply, setting)
+            if isinstance(outcome, Candidate):
+                pending.append((len(drafts), outcome))
+                outcome = Iteration(index, role, outcome, None, Verdict(False, "", None))
+            drafts.append(
+                replace(
+                    outcome,
+                    round=round_number,
+                    draft=number if several else 0,
+                    message=reply.split().answer,
+                    thinking_chars=len(reply.split().thinking),
+                )
+            )
+        if pending:
+            evaluations = self._evaluate([candidate for _, candidate in pending], first)
+            for (position, candidate), evaluation in zip(pending, evaluations, strict=True):
+                draft = drafts[position]
+                judged = self._judge(draft.index, role, replies[position], candidate, evaluation)
+                drafts[position] = replace(
+                    judged,
+                    round=draft.round,
+                    draft=draft.draft,
+                    message=draft.message,
+                    thinking_chars=draft.thinking_chars,
+                )
+        carried = self._pick_carried(drafts)
+        return [replace(draft, carried=draft.index == carried) for draft in drafts]
+
+    def _evaluate(self, candidates: list[Candidate], first: int) -> list[Evaluation]:
+        if len(candidates) == 1:
+            self.observer.step_started(f"evaluating attempt {first} in the sandbox")
+            return [self.evaluator.evaluate(candidates[0])]
+        many = getattr(self.evaluator, "evaluate_many", None)
+        self.observer.step_started(f"verifying {len(candidates)} drafts in the sandbox")
+        if callable(many):
+            return list(many(candidates))
+        return [self.evaluator.evaluate(candidate) for candidate in candidates]
+
+    def _pick_carried(self, drafts: list[Iteration]) -> int:
+        """The draft the next step builds on: the best accepted one, else the best that passed the tests,
+        else the first that was run, else the first."""
+        accepted = [d for d in drafts if d.verdict.accepted and d.verdict.score is not None]
+        if accepted:
+            return max(accepted, key=lambda d: (d.verdict.score or 0.0, -d.index)).index
+        passed = [d for d in drafts if self._passed(d)]
+        if passed:
+            return max(passed, key=lambda d: (_score_or_least(d), -d.index)).index
+        run = [d for d in drafts if d.evaluation is not None]
+        return (run or drafts)[0].index
+
+    def _prepare(self, index: int, role: Role, reply: ModelReply, setting: AnswerSetting) -> Iteration | Candidate:
+        """The candidate an answer makes, or the rejected iteration when it makes none worth running."""
+
         def rejected(reason: str, candidate: Candidate | None = None) -> Iteration:
             return Iteration(index, role, candidate, None, Verdict(False, reason, None), message=reply.content)
 
-        if reply.finish_reason == "length":
-            return rejected("the answer was cut off at the model's length limit (finish_reason=length)")
         try:
-            candidate = build_candidate(
-                reply.content,
-                self.setup.original_code,
-                self.setup.allowed,
-                whole_module=self.setup.whole_module,
-                origin=role.value,
-            )
+            candidate = candidate_from_reply(reply, setting, role.value)
+        except CandidateRefused as exc:
+            return rejected(f"refused before running: {exc}")
         except CandidateRejected as exc:
-            return rejected(f"no usable code: {exc}")
+            reason = str(exc)
+            return rejected(reason if reason.startswith("the answer was cut off") else f"no usable code: {reason}")
         if candidate.ast_key == self.original.ast_key:
             return rejected(
                 "identical to the original (same program up to comments and layout); not evaluated", candidate
@@ -280,8 +393,11 @@ class RefinementLoop:
             earlier = self.seen[candidate.ast_key]
             return rejected(f"identical to attempt {earlier}; not evaluated again", candidate)
         self.seen[candidate.ast_key] = index
-        self.observer.step_started(f"evaluating attempt {index} in the sandbox")
-        evaluation = self.evaluator.evaluate(candidate)
+        return candidate
+
+    def _judge(
+        self, index: int, role: Role, reply: ModelReply, candidate: Candidate, evaluation: Evaluation
+    ) -> Iteration:
         assert self.baseline is not None
         verdict = self.scorer.judge(evaluation, self.baseline, candidate.code)
         # A file run (several targets) judges each changed function on its own calls (per_function.py).
@@ -304,14 +420,13 @@ class RefinementLoop:
     ) -> tuple[Candidate, Evaluation, Verdict] | None:
         """The candidate with only the `kept` targets' changes, evaluated again as a whole (per_function.py)."""
         allowed = self.setup.allowed
+        setting = replace(
+            self._answer_setting(),
+            allowed=kept if allowed is None else tuple(k for k in kept if k in allowed),
+            whole_module=False,
+        )
         try:
-            candidate = build_candidate(
-                reply.content,
-                self.setup.original_code,
-                kept if allowed is None else tuple(k for k in kept if k in allowed),
-                whole_module=False,
-                origin=role.value,
-            )
+            candidate = candidate_from_reply(reply, setting, role.value)
         except CandidateRejected:
             return None
         if candidate.ast_key == self.original.ast_key or candidate.ast_key in self.seen:
@@ -352,3 +467,7 @@ class RefinementLoop:
             original = self.setup.original_code
             if diff_size(original, iteration.candidate.code) < diff_size(original, best.candidate.code):
                 self.best = iteration
+
+
+def _score_or_least(iteration: Iteration) -> float:
+    return iteration.verdict.score if iteration.verdict.score is not None else float("-inf")

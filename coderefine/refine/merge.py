@@ -60,7 +60,9 @@ def _code_of(module: cst.Module, node: cst.CSTNode) -> str:
 
 
 class _Merger:
-    def __init__(self, original: str, proposed: str, allowed: tuple[str, ...] | None) -> None:
+    def __init__(
+        self, original: str, proposed: str, allowed: tuple[str, ...] | None, methods: tuple[str, ...] = ()
+    ) -> None:
         self.module = cst.parse_module(original)
         self.proposed = cst.parse_module(proposed)
         # None: every definition may change. Otherwise only the named functions and methods (--function).
@@ -69,6 +71,8 @@ class _Merger:
         self.targets = set(targets)
         self.target_functions = {t for t in targets if "." not in t}
         self.target_classes = {t.split(".", 1)[0] for t in targets if "." in t}
+        # The run's methods (`Class.method`), where a bare `def method(self, ...)` belongs
+        self.methods = {t for t in (*targets, *methods) if "." in t}
         self.body = list(self.module.body)
         self.index = {name: i for i, stmt in enumerate(self.body) if (name := _statement_name(stmt))}
         self.changed: list[str] = []
@@ -208,7 +212,7 @@ class _Merger:
 
     def _place_bare_method(self, stmt: cst.FunctionDef) -> bool:
         """A model asked for `Class.method` often answers with a bare `def method(self, ...)`."""
-        matches = [t for t in self.targets if "." in t and t.split(".", 1)[1] == stmt.name.value]
+        matches = [t for t in self.methods if t.split(".", 1)[1] == stmt.name.value]
         if len(matches) != 1:
             return False
         class_name = matches[0].split(".", 1)[0]
@@ -296,5 +300,9 @@ def _first_line(module: cst.Module, stmt: cst.CSTNode) -> str:
     return line[:80]
 
 
-def merge_definitions(original: str, proposed: str, allowed: tuple[str, ...] | None) -> MergeResult:
-    return _Merger(original, proposed, allowed).merge()
+def merge_definitions(
+    original: str, proposed: str, allowed: tuple[str, ...] | None, methods: tuple[str, ...] = ()
+) -> MergeResult:
+    """`methods`: the run's target methods, where a bare `def method(self, ...)` of the answer is placed
+    (with `allowed`, its own methods)."""
+    return _Merger(original, proposed, allowed, methods).merge()

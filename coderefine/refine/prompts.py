@@ -69,11 +69,35 @@ def _shown_code(iteration: Iteration) -> str:
     return message[:2000] + ("\n... [trimmed]" if len(message) > 2000 else "") if message else "(empty answer)"
 
 
+def _draft_label(iteration: Iteration) -> str:
+    return f", draft {iteration.draft} of round {iteration.round}" if iteration.draft else ""
+
+
+def _draft_line(iteration: Iteration) -> str:
+    """A draft that was not carried forward, in one line: its verdict and what it measured."""
+    verdict = "ACCEPTED" if iteration.verdict.accepted else "REJECTED"
+    timing = iteration.evaluation.timing if iteration.evaluation is not None else None
+    figure = f" ({timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}])" if timing is not None else ""
+    return f"- Attempt {iteration.index}{_draft_label(iteration)}: {verdict}{figure}: {iteration.verdict.reason}"
+
+
+def render_other_drafts(others: tuple[Iteration, ...]) -> str:
+    """What the round's other drafts showed, for the feedback on the one carried forward ("" for none)."""
+    if not others:
+        return ""
+    lines = "\n".join(_draft_line(iteration) for iteration in others)
+    return f"\n\nThe other drafts of this round, verified the same way and not carried forward:\n{lines}"
+
+
 def _render_iteration(iteration: Iteration, context: RunContext) -> str:
+    if not iteration.carried:
+        label = f"{iteration.role.value}{_draft_label(iteration)}, not carried forward"
+        heading = f"### Attempt {iteration.index} ({label})"
+        return f"{heading}\n\n{_draft_line(iteration)}"
     code = _shown_code(iteration)
     feedback = (iteration.feedback or "(no feedback)").strip()
     return (
-        f"### Attempt {iteration.index} ({iteration.role.value})\n\n"
+        f"### Attempt {iteration.index} ({iteration.role.value}{_draft_label(iteration)})\n\n"
         f"{fenced(code, 'python')}\n\n"
         f"Execution facts:\n{iteration_facts(iteration, context.baseline)}\n\n"
         f"Feedback:\n{feedback}"
@@ -81,25 +105,38 @@ def _render_iteration(iteration: Iteration, context: RunContext) -> str:
 
 
 def build_prompt(
-    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None = None, budget_tokens: int | None = None
+    task: TaskSpec,
+    role: Role,
+    context: RunContext,
+    current: Iteration | None = None,
+    budget_tokens: int | None = None,
+    others: tuple[Iteration, ...] = (),
 ) -> Prompt:
-    """The messages for one call; for refine, as much history as `budget_tokens` allows (None: all)."""
+    """The messages for one call; for refine, as much history as `budget_tokens` allows (None: all).
+    `others`: for feedback on a round's carried draft, the round's other drafts."""
     omit: set[int] = set()
-    prompt = Prompt(_messages(task, role, context, current, frozenset()))
+    prompt = Prompt(_messages(task, role, context, current, frozenset(), others))
     if role is not Role.REFINE or budget_tokens is None:
         return prompt
     keep = {context.history[-1].index} if context.history else set()
+    carried = [iteration.index for iteration in context.history if iteration.carried]
+    keep |= set(carried[-1:])  # with several drafts per round, the last round's carried one
     if context.best is not None:
         keep.add(context.best.index)
     droppable = [iteration.index for iteration in context.history if iteration.index not in keep]
     while prompt.estimated_tokens > budget_tokens and droppable:
         omit.add(droppable.pop(0))  # oldest first
-        prompt = Prompt(_messages(task, role, context, current, frozenset(omit)), tuple(sorted(omit)))
+        prompt = Prompt(_messages(task, role, context, current, frozenset(omit), others), tuple(sorted(omit)))
     return prompt
 
 
 def _messages(
-    task: TaskSpec, role: Role, context: RunContext, current: Iteration | None, omit: frozenset[int]
+    task: TaskSpec,
+    role: Role,
+    context: RunContext,
+    current: Iteration | None,
+    omit: frozenset[int],
+    others: tuple[Iteration, ...] = (),
 ) -> list[dict[str, str]]:
     values = {
         "file": context.file,
@@ -110,6 +147,7 @@ def _messages(
         "history": render_history(context, omit) if role is Role.REFINE else "",
         "candidate_block": "",
         "candidate_facts": "",
+        "other_drafts": render_other_drafts(others),
     }
     if current is not None:
         values["candidate_block"] = fenced(_shown_code(current), "python")

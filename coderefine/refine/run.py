@@ -17,6 +17,7 @@ from coderefine.evaluation.project import Project, resolve_project
 from coderefine.evaluation.selection import default_selection_cache, plan_selection
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
+from coderefine.pool import available_cpus
 from coderefine.providers.base import Provider, RunContext
 from coderefine.providers.registry import choose_provider, make_provider
 from coderefine.records import INSUFFICIENT_TESTS, Result, RunError, Usage
@@ -95,6 +96,7 @@ class _Run:
             baseline=outcome.baseline if outcome is not None else None,
             best=outcome.best if outcome is not None else None,
             iterations=outcome.iterations if outcome is not None else (),
+            rounds=outcome.rounds if outcome is not None else (),
             usage=outcome.usage if outcome is not None else Usage(),
             warnings=(*self.warnings, *(outcome.warnings if outcome is not None else ()), *self.provider_warnings),
             provider=provider,
@@ -218,7 +220,17 @@ class _Run:
             timing_lock=options.timing_lock,
             timing_inputs=resolve_timing_inputs(settings.timing_inputs, root),
             timing_lock_scope=options.timing_lock_scope,
+            draft_workers=self._draft_workers(),
         )
+
+    def _draft_workers(self) -> int:
+        """Processes verifying one round's drafts side by side: one per draft up to `workers` (one per CPU).
+        Inside `bench --jobs` or a sweep (a timing lock shared with other jobs) the cores are the jobs'
+        already: drafts are verified one after another there."""
+        settings = self.options.settings
+        if settings.drafts <= 1 or self.options.timing_lock is not None:
+            return 1
+        return max(1, min(settings.drafts, settings.workers or available_cpus()))
 
     def _build_loop(
         self,
@@ -247,6 +259,7 @@ class _Run:
             max_calls=settings.max_calls,
             max_tokens=settings.max_tokens,
             context_tokens=settings.context_tokens,
+            drafts=settings.drafts,
         )
         return RefinementLoop(task, scorer_for(task), provider, evaluator, context, loop_settings, observer)
 

@@ -2,8 +2,10 @@
 
     DIR/run.json            the run: task, file, function, tests, root and the settings that steer the loop
     DIR/001-generate.json   {"index", "role", "provider", "request": {"messages", "parameters",
-                             "omitted_attempts"}, "reply": {"content", "finish_reason", "usage", "cached"}}
-    DIR/002-feedback.json   ... (a failed request is saved too, with "error" instead of "reply")
+                             "omitted_attempts"}, "reply": {"content", "finish_reason", "usage", "cached",
+                             "seconds", "reasoning" (a reasoning model's thinking sent apart, if any)}}
+    DIR/002-feedback.json   ... (a failed request is saved too, with "error" instead of "reply"; with
+                            --drafts N each draft of a step is a file of its own)
     DIR/script.json         {"generate": [reply, ...], "feedback": [...], "refine": [...]}
 
 `coderefine replay DIR` reruns the run from run.json with the scripted provider on script.json; the
@@ -14,12 +16,13 @@ for any file).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from coderefine.errors import BadScript, CoderefineError
-from coderefine.providers.base import ModelReply, ModelRequest, Provider
+from coderefine.providers.base import ModelReply, ModelRequest, Provider, complete_drafts
 from coderefine.records import Role
 from coderefine.refine.options import RunOptions
 from coderefine.writeback import write_text_atomically
@@ -32,6 +35,7 @@ REPLAYED_SETTINGS = (
     "patience",
     "max_calls",
     "max_tokens",
+    "drafts",
     "context_tokens",
     "min_speedup",
     "timeout",
@@ -77,6 +81,23 @@ class TracingProvider:
         folder.mkdir(parents=True, exist_ok=True)
 
     def complete(self, request: ModelRequest) -> ModelReply:
+        return self._traced(request, lambda: [self.inner.complete(request)])[0]
+
+    def complete_drafts(self, request: ModelRequest) -> list[ModelReply]:
+        """Each draft is saved as an exchange of its own, so a replay with the same --drafts takes them again."""
+        return self._traced(request, lambda: complete_drafts(self.inner, request))
+
+    def _traced(self, request: ModelRequest, ask: Callable[[], list[ModelReply]]) -> list[ModelReply]:
+        try:
+            replies = ask()
+        except CoderefineError as exc:
+            self._record(request, None, exc.message)
+            raise
+        for reply in replies:
+            self._record(request, reply, None)
+        return replies
+
+    def _record(self, request: ModelRequest, reply: ModelReply | None, error: str | None) -> None:
         self.count += 1
         record: dict[str, Any] = {
             "index": self.count,
@@ -84,23 +105,26 @@ class TracingProvider:
             "provider": self.inner.name,
             "request": {"messages": request.messages, "omitted_attempts": list(request.omitted_attempts)},
         }
-        try:
-            reply = self.inner.complete(request)
-        except CoderefineError as exc:
-            record["error"] = exc.message
+        if reply is None:
+            record["error"] = error
             self._save(record, request.role)
-            raise
+            return
         record["request"]["parameters"] = reply.parameters
-        answer = {
-            "content": reply.content,
-            "finish_reason": reply.finish_reason,
-            "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens},
+        usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+        if reply.reasoning_tokens:
+            usage["reasoning_tokens"] = reply.reasoning_tokens
+        answer: dict[str, Any] = {"content": reply.content, "finish_reason": reply.finish_reason, "usage": usage}
+        if reply.reasoning:
+            answer["reasoning"] = reply.reasoning
+        record["reply"] = {
+            **answer,
+            "cached": reply.cached,
+            "usage_estimated": reply.usage_estimated,
+            "seconds": round(reply.seconds, 3),
         }
-        record["reply"] = {**answer, "cached": reply.cached, "usage_estimated": reply.usage_estimated}
         self._save(record, request.role)
         self.script[request.role.value].append(answer)
         write_text_atomically(self.folder / SCRIPT, json.dumps(self.script, indent=2) + "\n")
-        return reply
 
     def _save(self, record: dict[str, Any], role: Role) -> None:
         write_text_atomically(self.folder / f"{self.count:03d}-{role.value}.json", json.dumps(record, indent=2) + "\n")

@@ -112,7 +112,8 @@ class ConsoleView:
         if self.quiet:
             return
         mark = "[green]accepted[/]" if iteration.verdict.accepted else "[red]rejected[/]"
-        text = Text.from_markup(f"[bold]attempt {iteration.index}[/] ({iteration.role.value}): {mark}: ")
+        draft = f", round {iteration.round} draft {iteration.draft}" if iteration.draft else ""
+        text = Text.from_markup(f"[bold]attempt {iteration.index}[/] ({iteration.role.value}{draft}): {mark}: ")
         text.append(iteration.verdict.reason)
         self.console.print(text)
 
@@ -155,6 +156,9 @@ def evidence_text(baseline: Baseline) -> str:
 def trajectory_table(result: Result) -> Table:
     table = Table(title="trajectory", title_justify="left", show_lines=False)
     table.add_column("#", justify="right")
+    several = any(it.draft for it in result.iterations)
+    if several:
+        table.add_column("round.draft", justify="right")
     table.add_column("role")
     table.add_column("verdict")
     table.add_column("tests", justify="right")
@@ -165,6 +169,7 @@ def trajectory_table(result: Result) -> Table:
         best = " *" if result.best is not None and result.best.index == it.index else ""
         table.add_row(
             str(it.index),
+            *([f"{it.round}.{it.draft}" if it.draft else str(it.round)] if several else []),
             it.role.value,
             verdict + best,
             _tests_cell(it),
@@ -183,11 +188,39 @@ def unified_diff(original: str, code: str, name: str) -> str:
     )
 
 
+def round_lines(result: Result) -> list[str]:
+    """With several drafts per round: per round, the best verified result so far and what each draft did."""
+    if not any(it.draft for it in result.iterations):
+        return []
+    by_index = {it.index: it for it in result.iterations}
+    lines = []
+    for step in result.rounds:
+        best = by_index.get(step.best) if step.best is not None else None
+        so_far = f"best verified {_figure(best)} (attempt {best.index})" if best is not None else "nothing verified"
+        drafts = "; ".join(f"draft {by_index[i].draft}: {_draft_text(by_index[i])}" for i in step.attempts)
+        lines.append(f"round {step.number}: {so_far}; {drafts}")
+    return lines
+
+
+def _draft_text(iteration: Iteration) -> str:
+    if iteration.verdict.accepted:
+        return f"accepted {_figure(iteration)}"
+    if iteration.evaluation is None:
+        return "not run"
+    tests = iteration.evaluation.tests
+    if tests is not None and (tests.failed or tests.timed_out):
+        return f"failed {tests.failures[0].nodeid if tests.failures else 'its tests'}"
+    figure = _figure(iteration)
+    return f"rejected{f' {figure}' if figure != '-' else ''}"
+
+
 def render_result(console: Console, result: Result, show_diff: bool = True) -> None:
     for warning in result.warnings:
         console.print(f"[yellow]warning[/]: {warning}", highlight=False)
     if result.iterations:
         console.print(trajectory_table(result))
+    for line in round_lines(result):
+        console.print(Text(line))
     best = result.best
     if best is not None and best.candidate is not None and show_diff:
         diff = unified_diff(result.original_code, best.candidate.code, result.file)
@@ -204,6 +237,8 @@ def usage_text(usage: Usage) -> str:
         text += f", {'~' if usage.estimated else ''}{usage.total_tokens} tokens"
         if usage.cached_tokens:
             text += f" ({usage.billed_tokens} billed)"
+        if usage.reasoning_tokens:
+            text += f", {usage.reasoning_tokens} of them thinking"
     return text
 
 

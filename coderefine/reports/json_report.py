@@ -133,7 +133,48 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "cpu_seconds": iteration.evaluation.cpu_seconds if iteration.evaluation else 0.0,
         "setup_seconds": iteration.evaluation.setup_seconds if iteration.evaluation else 0.0,
         "functions": [asdict(verdict) for verdict in iteration.functions],
+        "round": iteration.round,
+        "draft": iteration.draft,
+        "carried": iteration.carried,
+        "thinking_chars": iteration.thinking_chars,
     }
+
+
+def _rounds(result: Result) -> list[dict[str, Any]]:
+    """Per generate/refine step: each draft's verdict and figure, the one carried forward, and the best
+    verified speedup (or score) of the run after the step: the "by round and by draft" view."""
+    by_index = {iteration.index: iteration for iteration in result.iterations}
+    rounds = []
+    for step in result.rounds:
+        best = by_index.get(step.best) if step.best is not None else None
+        speedup, _ = _speedup(best.evaluation) if best is not None else (None, None)
+        drafts = []
+        for index in step.attempts:
+            iteration = by_index[index]
+            figure, _ = _speedup(iteration.evaluation)
+            drafts.append(
+                {
+                    "index": index,
+                    "draft": iteration.draft,
+                    "verdict": "accepted" if iteration.verdict.accepted else "rejected",
+                    "speedup": figure,
+                    "score": iteration.verdict.score,
+                    "reason": iteration.verdict.reason,
+                    "seconds": round(iteration.evaluation.wall_seconds, 3) if iteration.evaluation else 0.0,
+                }
+            )
+        rounds.append(
+            {
+                "round": step.number,
+                "role": step.role.value,
+                "drafts": drafts,
+                "carried": step.carried,
+                "best": step.best,
+                "best_speedup": speedup,
+                "best_score": best.verdict.score if best is not None else None,
+            }
+        )
+    return rounds
 
 
 def report_dict(result: Result) -> dict[str, Any]:
@@ -197,6 +238,7 @@ def report_dict(result: Result) -> dict[str, Any]:
         "baseline": baseline,
         "best": best,
         "iterations": [_iteration(it) for it in result.iterations],
+        "rounds": _rounds(result),
         "llm": {
             "calls": result.usage.calls,
             "prompt_tokens": result.usage.prompt_tokens,
@@ -205,6 +247,8 @@ def report_dict(result: Result) -> dict[str, Any]:
             "cached_calls": result.usage.cached_calls,
             "billed_tokens": result.usage.billed_tokens,
             "tokens_estimated": result.usage.estimated,
+            "reasoning_tokens": result.usage.reasoning_tokens,
+            "model_seconds": round(result.usage.model_seconds, 3),
             "model": result.model,
         },
         "provider": result.provider,

@@ -58,6 +58,7 @@ def test_each_exchange_is_saved_and_the_script_replays_the_answers(tmp_path):
             "usage": {"prompt_tokens": 30, "completion_tokens": 7},
             "cached": False,
             "usage_estimated": False,
+            "seconds": 0.0,
         },
     }
     assert json.loads((tmp_path / "trace" / "002-feedback.json").read_text())["reply"]["cached"] is True
