@@ -109,6 +109,8 @@ class Timing:
     # (speedup, low, high) with each side's import work charged to its pass, and that work in seconds.
     charged: tuple[float, float, float] | None = None
     import_seconds: tuple[float, float] | None = None  # (original, candidate)
+    # The candidate's import seconds minus the original's over the paired processes: (mean, low, high), 95%.
+    import_extra: tuple[float, float, float] | None = None
     # The original's seconds on the held-out calls over its seconds on the shown ones (their relative cost).
     held_out_cost: float | None = None
     # (speedup, low, high) on later passes, when the verdict's basis is the first pass: what a cache kept

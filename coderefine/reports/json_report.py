@@ -67,6 +67,8 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "import_seconds": {"original": t.import_seconds[0], "candidate": t.import_seconds[1]}
         if t.import_seconds
         else None,
+        # the candidate's extra import seconds over the paired processes: [mean, low, high] (95%)
+        "import_extra_seconds": list(t.import_extra) if t.import_extra else None,
         # each target's own [speedup, low, high]; the figures above are the workload-weighted total
         "per_function": {name: list(figure) for name, figure in t.per_function.items()},
         **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),

@@ -19,6 +19,7 @@ from coderefine_sandbox.protocol import (
     WorkerFigures,
     read_json,
 )
+from coderefine_sandbox.timing.imports import import_extra, module_file, shared_imports
 from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
 from coderefine_sandbox.timing.sequential import decided
 from coderefine_sandbox.timing.stats import paired_speedup
@@ -76,6 +77,11 @@ def _worker_request(
         loops=loops,
         out=out,
         figures=figures,
+        preload=shared_imports(
+            module_file(request.original_workspace, request.import_root, request.module_name),
+            module_file(request.workspace, request.import_root, request.module_name),
+            request.module_name,
+        ),
     )
 
 
@@ -282,6 +288,9 @@ def measure(request: RunnerRequest) -> TimingReport:
         shown=trust.get("shown"),
         charged=trust.get("charged"),
         import_seconds=(_mean(runs, "original"), _mean(runs, "candidate")),
+        import_extra=import_extra(
+            [r.import_seconds for r in runs["original"]], [r.import_seconds for r in runs["candidate"]]
+        ),
         per_target=per_target(runs),
     )
 
