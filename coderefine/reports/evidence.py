@@ -28,6 +28,18 @@ def timing_evidence(timing: Timing) -> str:
     )
 
 
+def basis_evidence(timing: Timing | None) -> str:
+    """When the first pass of each process decided the speedup (later passes were flattered by state kept
+    between calls), that fact and the steady figure beside it; empty otherwise."""
+    if timing is None or timing.basis != "first":
+        return ""
+    text = "decided on the first pass of each process (later passes were flattered by state kept between calls)"
+    if timing.steady is not None:
+        steady, low, high = timing.steady
+        text += f"; steady {steady:.2f}x [{low:.2f}, {high:.2f}]"
+    return text
+
+
 def per_function_evidence(timing: Timing) -> str:
     """Each target's own speedup when a run has several (the headline figure is their workload-weighted
     total); empty for a single target."""
