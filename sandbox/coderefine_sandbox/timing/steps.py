@@ -25,6 +25,21 @@ from coderefine_sandbox.timing.sequential import decided
 from coderefine_sandbox.timing.stats import paired_speedup
 from coderefine_sandbox.workload import timed_calls
 
+# Native thread pools (BLAS, OpenMP, numexpr) sized to one thread in every timing worker, both sides alike: a
+# pool that spreads an array operation over the cores it finds times the machine's other jobs as much as the
+# code (the timing slot is one core's), and its spin-up is noise in a per-call figure.
+ONE_THREAD_POOLS = {
+    name: "1"
+    for name in (
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+        "BLIS_NUM_THREADS",
+    )
+}
+
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
 
@@ -85,6 +100,14 @@ def _worker_request(
     )
 
 
+def timing_env(request: RunnerRequest, workspace: str, seed: int) -> dict[str, str]:
+    """A timing worker's environment: the steps' own, its hash seed, native thread pools of one thread."""
+    env = base_env(request, workspace)
+    env["PYTHONHASHSEED"] = str(seed)
+    env.update(ONE_THREAD_POOLS)
+    return env
+
+
 def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: str, seed: int) -> WorkerRun:
     """One fresh worker process: `loops` passes per value, or None to calibrate them."""
     import pyperf  # only the runner process needs it, and only when timing
@@ -92,8 +115,7 @@ def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: 
     out = os.path.join(request.io_dir, f"timing-{tag}.json")
     figures_path = os.path.join(request.io_dir, f"timing-{tag}.figures.json")
     remove_stale(out, figures_path)
-    env = base_env(request, workspace)
-    env["PYTHONHASHSEED"] = str(seed)
+    env = timing_env(request, workspace, seed)
     step = _worker_request(request, workspace, out, figures_path, loops)
     argv = step_argv("timing.worker", step, os.path.join(request.io_dir, f"timing-{tag}.request.json"))
     proc = run_step(argv, cwd=workspace, env=env, timeout=request.step_timeout)
