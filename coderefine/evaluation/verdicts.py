@@ -20,6 +20,7 @@ from coderefine.records import (
     Baseline,
     Evaluation,
     FunctionVerdict,
+    MemoryUse,
     Refusal,
     Sufficiency,
     TargetEvidence,
@@ -73,7 +74,28 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
             f"behaviour changed on {behavior.generated_mismatches}/{behavior.generated_compared} generated inputs"
             f"{detail}"
         )
+    memory = evaluation.memory
+    if memory is not None and memory_grew(memory) and not memory.allowed:
+        return (
+            f"refused: peak memory per call grew to {mib(memory.candidate)} (original {mib(memory.original)}; "
+            f"the limit is {memory.max_ratio:g}x and {mib(memory.min_growth)} over it) on the {memory.calls} "
+            "recorded calls with the largest inputs; allow it with --allow memory"
+        )
     return None
+
+
+def memory_grew(memory: MemoryUse) -> bool:
+    """More than `max_ratio` times the original's peak memory per call and at least `min_growth` bytes over
+    it: both, so that a small function doubling a few KiB, or a large one adding a little, is never refused."""
+    if memory.max_ratio <= 0:
+        return False
+    return memory.candidate > memory.max_ratio * memory.original and memory.candidate - memory.original >= (
+        memory.min_growth
+    )
+
+
+def mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 def refusal_reason(refused: tuple[Refusal, ...]) -> str:

@@ -126,6 +126,21 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class MemoryUse:
+    """Peak memory per call, original and candidate, on the same recorded calls (those with the largest
+    arguments): how far the sandbox process's resident high-water mark rose during each call, the largest
+    over the calls read on both sides, in bytes; and the limit it is held to (the verdict is
+    coderefine.evaluation.verdicts.memory_grew)."""
+
+    original: int
+    candidate: int
+    calls: int  # calls read on both sides
+    max_ratio: float  # refused when more than this many times the original's peak ...
+    min_growth: int  # ... and at least this many bytes over it (max_ratio 0: no limit)
+    allowed: bool  # `--allow memory`: shown, never refused
+
+
+@dataclass(frozen=True)
 class HotSpot:
     function: str
     line: int
@@ -159,3 +174,4 @@ class Evaluation:
     # When this evaluation held the machine's timing lock (wall-clock start, end): `bench --jobs` and `sweep`
     # report them, the evidence that no two timing runs overlapped.
     timing_holds: tuple[tuple[float, float], ...] = ()
+    memory: MemoryUse | None = None  # peak memory per call before and after; None: not read on both sides

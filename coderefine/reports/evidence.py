@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from coderefine.records import Evaluation, Timing
+from coderefine.evaluation.verdicts import mib
+from coderefine.records import Evaluation, MemoryUse, Timing
 
 
 def verification_evidence(evaluation: Evaluation) -> list[str]:
@@ -15,7 +16,17 @@ def verification_evidence(evaluation: Evaluation) -> list[str]:
         parts.append(f"{behavior.calls_compared} recorded {behavior.unit}s replayed identically")
     if behavior is not None and behavior.generated_compared:
         parts.append(f"{behavior.generated_compared} generated inputs identical")
+    if evaluation.memory is not None:
+        parts.append(memory_evidence(evaluation.memory))
     return parts
+
+
+def memory_evidence(memory: MemoryUse) -> str:
+    """Peak memory per call before and after, and what it was read on."""
+    return (
+        f"peak memory per call {mib(memory.original)} before, {mib(memory.candidate)} after "
+        f"({memory.calls} recorded call{'s' if memory.calls != 1 else ''} with the largest inputs)"
+    )
 
 
 def timing_evidence(timing: Timing) -> str:

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from coderefine import __version__
-from coderefine.evaluation.verdicts import faster
+from coderefine.evaluation.verdicts import faster, memory_grew
 from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
 from coderefine.reports.selection import selection_dict
 
@@ -76,6 +76,22 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
     }
 
 
+def _memory(evaluation: Evaluation | None) -> dict[str, Any] | None:
+    """Peak memory per call before and after (bytes), the calls read, the limit, and whether it was exceeded."""
+    if evaluation is None or evaluation.memory is None:
+        return None
+    memory = evaluation.memory
+    return {
+        "original_peak_bytes": memory.original,
+        "candidate_peak_bytes": memory.candidate,
+        "calls": memory.calls,
+        "max_ratio": memory.max_ratio,
+        "min_growth_bytes": memory.min_growth,
+        "exceeded": memory_grew(memory),
+        "allowed": memory.allowed,
+    }
+
+
 def _refused(evaluation: Evaluation | None) -> list[dict[str, str]]:
     if evaluation is None:
         return []
@@ -128,6 +144,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "behavior": _behavior(iteration.evaluation),
         "timing": _timing(iteration.evaluation),
         "refused": _refused(iteration.evaluation),
+        "memory": _memory(iteration.evaluation),
         "changed": list(candidate.changed) if candidate else [],
         "notes": list(candidate.notes) if candidate else [],
         "evaluated": iteration.evaluation is not None,

@@ -114,6 +114,7 @@ def replay_report() -> ReplayReport:
         error=None,
         capabilities=(capability(), capability("network", "")),
         held_out_mismatches=1,
+        peak_memory=((3, 4096), (7, 31_830_016)),
     )
 
 
