@@ -26,6 +26,7 @@ from coderefine.errors import NoTestsFound, SandboxError
 from coderefine.evaluation import programs, reports
 from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
+from coderefine.evaluation.memory import memory_use
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.protocol import (
     REPORTS,
@@ -179,6 +180,7 @@ class SandboxEvaluator:
             calls_recorded=capture.recorded if capture is not None else 0,
             generated_calls=generated.calls if generated is not None and generated.error is None else 0,
             capabilities=self_check.capabilities if self_check is not None else (),
+            peak_memory=self_check.peak_memory if self_check is not None else (),
             # the user's --bench is timed per function, whatever its calls' size
             untimed=None if self.settings.bench else too_fast(workload_seconds, compared - unstable),
         )
@@ -297,7 +299,10 @@ class SandboxEvaluator:
             report, self._metrics(candidate.code), workload, time.perf_counter() - started
         )
         evaluation = replace(evaluation, setup_seconds=round(setup, 4), timing_holds=report.timing_holds)
-        return programs.as_runs(evaluation) if self.learned.program else evaluation
+        if self.learned.program:
+            return programs.as_runs(evaluation)
+        peaks = report.behavior.peak_memory if report.behavior is not None else ()
+        return replace(evaluation, memory=memory_use(self.learned.peak_memory, peaks, self.settings))
 
     def _evaluate_in(self, candidate: Candidate, layered: bool) -> tuple[CandidateReport, float]:
         """One sandbox run of `candidate` in a workspace of its own; also the seconds setting it up took."""

@@ -91,6 +91,7 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         shown=_triple(report.shown),
         charged=_triple(report.charged),
         import_seconds=report.import_seconds,
+        import_extra=report.import_extra,
         per_function={name: (e.speedup, *e.ci) for name, e in report.per_target.items()},
         per_function_confirmation={}
         if confirmation is None

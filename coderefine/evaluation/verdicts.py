@@ -20,6 +20,7 @@ from coderefine.records import (
     Baseline,
     Evaluation,
     FunctionVerdict,
+    MemoryUse,
     Refusal,
     Sufficiency,
     TargetEvidence,
@@ -73,7 +74,28 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
             f"behaviour changed on {behavior.generated_mismatches}/{behavior.generated_compared} generated inputs"
             f"{detail}"
         )
+    memory = evaluation.memory
+    if memory is not None and memory_grew(memory) and not memory.allowed:
+        return (
+            f"refused: peak memory per call grew to {mib(memory.candidate)} (original {mib(memory.original)}; "
+            f"the limit is {memory.max_ratio:g}x and {mib(memory.min_growth)} over it) on the {memory.calls} "
+            "recorded calls with the largest inputs; allow it with --allow memory"
+        )
     return None
+
+
+def memory_grew(memory: MemoryUse) -> bool:
+    """More than `max_ratio` times the original's peak memory per call and at least `min_growth` bytes over
+    it: both, so that a small function doubling a few KiB, or a large one adding a little, is never refused."""
+    if memory.max_ratio <= 0:
+        return False
+    return memory.candidate > memory.max_ratio * memory.original and memory.candidate - memory.original >= (
+        memory.min_growth
+    )
+
+
+def mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 def refusal_reason(refused: tuple[Refusal, ...]) -> str:
@@ -267,13 +289,15 @@ def flattered_by_repetition(timing: Timing) -> bool:
 
 
 def import_eats_it(timing: Timing) -> bool:
-    """Work moved to import time: the candidate's extra import work is at least half the time it saves
-    per pass, and with each side's import charged the speedup no longer clears the floor."""
-    if timing.charged is None or timing.import_seconds is None:
+    """Work moved to import time: the readings show the candidate's import taking longer (the lower bound of
+    the paired difference's interval is above zero), that sure extra is at least half the time it saves per
+    pass, and with each side's import charged the speedup no longer clears the floor. One reading of each
+    side is not evidence: the noise of an import both sides make would refuse correct candidates."""
+    if timing.charged is None or timing.import_extra is None:
         return False
-    extra = timing.import_seconds[1] - timing.import_seconds[0]
+    _, extra_low, _ = timing.import_extra
     saved = timing.original_seconds - timing.candidate_seconds
-    return extra > 0 and extra >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
+    return extra_low > 0 and extra_low >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
 
 
 def gamed_speedup(timing: Timing, figure: str) -> str | None:
@@ -286,12 +310,14 @@ def gamed_speedup(timing: Timing, figure: str) -> str | None:
             f"fast only on the shown inputs: {shown:.2f}x [{shown_low:.2f}, {shown_high:.2f}] on the calls the "
             f"prompts may show, {held:.2f}x [{held_low:.2f}, {held_high:.2f}] on held-out calls ({figure} overall)"
         )
-    if import_eats_it(timing) and timing.charged is not None and timing.import_seconds is not None:
+    if import_eats_it(timing) and timing.charged is not None and timing.import_extra is not None:
         charged, low, high = timing.charged
-        before, after = timing.import_seconds
+        before, after = timing.import_seconds or (0.0, 0.0)
+        extra, extra_low, extra_high = timing.import_extra
         return (
-            f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms); "
-            f"with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
+            f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms), "
+            f"{extra * 1e3:.2f} ms more [{extra_low * 1e3:.2f}, {extra_high * 1e3:.2f}] over {timing.pairs} "
+            f"paired readings; with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
         )
     return None
 

@@ -114,6 +114,7 @@ def replay_report() -> ReplayReport:
         error=None,
         capabilities=(capability(), capability("network", "")),
         held_out_mismatches=1,
+        peak_memory=((3, 4096), (7, 31_830_016)),
     )
 
 
@@ -143,6 +144,7 @@ def timing_report() -> TimingReport:
         shown=Estimate(speedup=1.7, ci=(1.5, 1.9), original_seconds=0.15, candidate_seconds=0.09),
         charged=Estimate(speedup=1.45, ci=(1.25, 1.65), original_seconds=0.301, candidate_seconds=0.207),
         import_seconds=(0.001, 0.007),
+        import_extra=(0.006, 0.005, 0.007),
     )
 
 

@@ -21,11 +21,12 @@ import pickle
 import pstats
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from coderefine_sandbox.audit import Recorder
 from coderefine_sandbox.behaviour.compare import deep_equal, describe, unordered_equal
+from coderefine_sandbox.behaviour.memory import PeakMeter, chosen_calls
 from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, ReplayRequest, read_json, write_json
 from coderefine_sandbox.workload import (
@@ -155,6 +156,9 @@ def main(argv: list[str]) -> int:
         write_json(request.out, failed)
         return 0
     profiler = cProfile.Profile() if request.profile else None
+    # Peak memory of the calls with the largest arguments, read in the first pass (memory.py).
+    meter = PeakMeter() if request.memory else None
+    measured = chosen_calls(calls) if meter is not None and meter.available else frozenset()
     started = time.perf_counter()
     mismatch_indices: list[int] = []
     held_out_mismatches = 0
@@ -162,8 +166,9 @@ def main(argv: list[str]) -> int:
 
     def judge(call: Any, prof: cProfile.Profile | None, repeat: bool) -> None:
         nonlocal held_out_mismatches
+        reading = meter if meter is not None and not repeat and call.index in measured else None
         difference = _difference(
-            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder
+            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder, reading
         )
         if difference is None:
             return
@@ -200,6 +205,7 @@ def main(argv: list[str]) -> int:
         capabilities=recorder.capabilities,
         held_out_mismatches=held_out_mismatches,
         mismatched_targets=tuple(sorted({calls_by_index[i] for i in mismatch_indices})),
+        peak_memory=tuple(sorted(meter.peaks.items())) if meter is not None else (),
     )
     write_json(request.out, report)
     return 0
@@ -213,6 +219,7 @@ def _difference(
     profiler: cProfile.Profile | None,
     unordered: bool,
     recorder: Recorder,
+    meter: PeakMeter | None = None,
 ) -> dict[str, str] | None:
     """One call replayed and compared, inside the audit window; any failure to do so is a difference."""
     try:
@@ -227,10 +234,19 @@ def _difference(
             abs_tol,
             profiler,
             unordered=unordered,
-            watch=lambda: recorder.watch(lambda: _where(call)),
+            watch=lambda: _watched(recorder, call, meter),
         )
     except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
         return {"kind": "error", "args": "", "expected": "a comparable outcome", "got": _error(exc)}
+
+
+@contextlib.contextmanager
+def _watched(recorder: Recorder, call: Any, meter: PeakMeter | None) -> Iterator[None]:
+    """Around the call alone: the peak memory reading when it is wanted, and inside it the audit window (the
+    reading's own files in /proc are the runner's work, never the call's)."""
+    reading = meter.reading(call.index, True) if meter is not None else contextlib.nullcontext()
+    with reading, recorder.watch(lambda: _where(call)):
+        yield
 
 
 def _error(exc: Exception) -> str:

@@ -72,6 +72,9 @@ class ReplayReport:
     capabilities: tuple[Capability, ...] = ()  # the powers it used while imported and replayed
     held_out_mismatches: int = 0  # of the mismatches, on held-out calls
     mismatched_targets: tuple[str, ...] = ()  # the targets with a call that differed (one verdict per function)
+    # (call index, bytes): how far the resident high-water mark rose during the call, for the calls with the
+    # largest arguments (behaviour/memory.py); empty where it cannot be read
+    peak_memory: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:
@@ -131,6 +134,7 @@ class ReplayRequest:
     profile: bool  # profile the calls for the module's hot spots
     original_workspace: str | None  # the original's, which a layered candidate workspace links into (audit.py)
     audit: bool  # the audit hook on; off only to measure what it costs (benchmarks/audit_cost.py)
+    memory: bool = True  # read peak memory per call (behaviour/memory.py); off only to measure what it costs
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ import pyperf._worker
 from coderefine_sandbox.audit import clock_state, replaced_clocks
 from coderefine_sandbox.pinning import Pin
 from coderefine_sandbox.protocol import TimingTally, TimingWorkerRequest, WorkerFigures, read_json, write_json
+from coderefine_sandbox.timing.imports import preload
 from coderefine_sandbox.timing.sampling import read_sample
 from coderefine_sandbox.workload import (
     add_import_paths,
@@ -148,6 +149,7 @@ def build_workload(request: TimingWorkerRequest) -> tuple[list[tuple[Any, bytes,
             list(bench.functions),
             [1] * len(functions),
         )
+    preload(request.preload, request.workspace)  # what both versions import: the same on both sides, untimed
     module = timed_import(request.module)
     distinct = timed_calls(request.calls, request.exclude)
     workload = [
