@@ -72,6 +72,7 @@ class ReplayReport:
     capabilities: tuple[Capability, ...] = ()  # the powers it used while imported and replayed
     held_out_mismatches: int = 0  # of the mismatches, on held-out calls
     mismatched_targets: tuple[str, ...] = ()  # the targets with a call that differed (one verdict per function)
+    mismatch_kinds: tuple[str, ...] = ()  # per mismatch index, what differed (return, exception, yield...)
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:
