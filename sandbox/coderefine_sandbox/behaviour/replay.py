@@ -151,14 +151,14 @@ def yielded_difference(expected: lazy.LazyResult, got: Any, rel_tol: float, abs_
             return {"expected": f"item {position}: {describe(wanted)}", "got": f"item {position}: {describe(item)}"}
     if len(got.items) != len(expected.items):
         return {
-            "expected": f"{len(expected.items)} items{_end_text(expected.end)}",
-            "got": f"{len(got.items)} items{_end_text(got.end, live=True)}",
+            "expected": f"{len(expected.items)} items, then {_end_text(expected.end)}",
+            "got": f"{len(got.items)} items, then {_end_text(got.end, live=True)}",
         }
     if expected.end is None:
         return None  # the test stopped after these items: nothing after them is compared
     want_kind, want_value, want_message = expected.end
     if got.end is None or got.end[0] != want_kind:
-        return {"expected": f"then{_end_text(expected.end)}", "got": f"then{_end_text(got.end, live=True)}"}
+        return {"expected": f"then {_end_text(expected.end)}", "got": f"then {_end_text(got.end, live=True)}"}
     if want_kind == "return":
         wanted = pickle.loads(want_value)
         if not deep_equal(wanted, got.end[1], rel_tol=rel_tol, abs_tol=abs_tol):
@@ -166,18 +166,19 @@ def yielded_difference(expected: lazy.LazyResult, got: Any, rel_tol: float, abs_
         return None
     error = got.end[1]
     if f"{type(error).__module__}.{type(error).__qualname__}" != want_value or str(error) != want_message:
-        return {"expected": f"then{_end_text(expected.end)}", "got": f"then{_end_text(got.end, live=True)}"}
+        return {"expected": f"then {_end_text(expected.end)}", "got": f"then {_end_text(got.end, live=True)}"}
     return None
 
 
 def _end_text(end: tuple[str, Any, Any] | None, live: bool = False) -> str:
+    """How a lazy result ended: recorded (type name, message) or live (the exception itself)."""
     if end is None:
-        return ", not ended"
+        return "more"
     if end[0] == "return":
-        return ", then the end"
+        return "the end"
     name = type(end[1]).__name__ if live else str(end[1]).rsplit(".", 1)[-1]
     message = str(end[1]) if live else str(end[2])
-    return f", then raised {name}: {describe(message, 120)}"
+    return f"raised {name}: {describe(message, 120)}"
 
 
 def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> tuple[HotSpot, ...]:
