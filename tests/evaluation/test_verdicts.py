@@ -444,7 +444,15 @@ def test_the_report_baseline_carries_evidence_per_target(scripted, make_project)
     root = make_project({"stats.py": STATS, "test_stats.py": STATS_TESTS})
     data = scripted("readability", root / "stats.py", [STATS_CANDIDATE], (), ())
     evidence = data["baseline"]["evidence"]
-    assert evidence["mean"] == {"calls": 3, "recorded": 3, "usable": 3, "lines": 1, "covered": 1, "missed_lines": []}
+    assert evidence["mean"] == {
+        "calls": 3,
+        "recorded": 3,
+        "usable": 3,
+        "lines": 1,
+        "covered": 1,
+        "missed_lines": [],
+        "unusable": {},
+    }
     assert evidence["unique"]["usable"] == 3
     gate = data["baseline"]["sufficiency"]
     assert (gate["calls"], gate["lines"], gate["covered"], gate["coverage"]) == (6, 2, 2, 1.0)

@@ -65,6 +65,7 @@ class IteratorArgument:
     kind: str
     items: list[bytes]
     exhausted: bool
+    raised: bytes | None = None  # the exception (pickled) it raised when asked past its last item, if it did
 
     def __repr__(self) -> str:
         return f"<{self.kind} of {len(self.items)} items>"
@@ -196,6 +197,7 @@ class ArgumentTap:
         self.source = value
         self.items: list[bytes] = []
         self.exhausted = False
+        self.raised: bytes | None = None
         self.problem: str | None = None
         self.start: list[Any] | None = None
         if type(value) in _SEQUENCE_KINDS:
@@ -221,8 +223,12 @@ class ArgumentTap:
             except StopIteration as stop:
                 self.exhausted = True
                 return stop.value
-            except Exception:
-                self.problem = self.problem or f"{self.name} raised while the target iterated it"
+            except Exception as exc:  # part of the argument: raised again at the same place on replay
+                self.exhausted = True
+                try:
+                    self.raised = pickle.dumps(exc, protocol=PROTOCOL)
+                except Exception:
+                    self.problem = self.problem or f"{self.name} raised a {type(exc).__name__} that cannot be kept"
                 raise
             self._take(item)
             yield item
@@ -245,7 +251,7 @@ class ArgumentTap:
                 self._take(item)
         if self.problem is not None:
             raise Unusable(self.problem)
-        return IteratorArgument(self.kind, list(self.items), self.exhausted)
+        return IteratorArgument(self.kind, list(self.items), self.exhausted, self.raised)
 
 
 def sequence_position(iterator: Any, length: int) -> tuple[int, bool]:
@@ -300,11 +306,13 @@ class Feed:
         return self.count[0], bool(self.count[1])
 
 
-def _feed_items(items: list[Any], count: list[int]) -> Any:
+def _feed_items(items: list[Any], count: list[int], raised: bytes | None) -> Any:
     for item in items:
         count[0] += 1
         yield item
     count[1] = 1  # asked past the last recorded item: past the end if the original was, else one too many
+    if raised is not None:
+        raise pickle.loads(raised)
 
 
 def supply(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any], dict[Any, Feed]]:
@@ -320,7 +328,7 @@ def supply(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any], 
                     feed.live = iter(rebuild(items))
                     break
             else:
-                relay = _feed_items(items, feed.count)
+                relay = _feed_items(items, feed.count, value.raised)
                 feed.live = {"map": map(_same, relay), "filter": filter(_keep, relay)}.get(value.kind, relay)
             feeds[key] = feed
     if not feeds:

@@ -210,6 +210,23 @@ def test_iterator_arguments_are_supplied_afresh_as_the_same_kind():
         )
 
 
+def test_an_iterator_argument_that_raises_raises_again_where_it_did():
+    def failing():
+        yield 1
+        raise KeyError("source gone")
+
+    tap = lazy.ArgumentTap(failing(), "argument 1")
+    with pytest.raises(KeyError):
+        list(tap.live)
+    recorded = tap.recorded()
+    assert recorded.exhausted and [pickle.loads(b) for b in recorded.items] == [1]
+    _, live, feeds = lazy.supply((), {"source": recorded})
+    assert next(live["source"]) == 1
+    with pytest.raises(KeyError, match="source gone"):
+        next(live["source"])
+    assert lazy.consumption_difference(feeds) is None
+
+
 def test_a_result_over_the_cap_or_one_the_test_sends_into_is_unusable_with_its_reason(monkeypatch):
     monkeypatch.setattr(lazy, "MAX_ITEMS", 5)
     relay = lazy.Relay(iter(range(10)), lambda step: step())
