@@ -99,6 +99,7 @@ class Relay:
         self.items: list[bytes] = []
         self.end: tuple[str, Any, Any] | None = None
         self.problem: str | None = None
+        self.on_end: Callable[[], None] | None = None  # told when the result ends (recording's snapshot)
 
     def wrapper(self) -> Any:
         """A generator over the result (a `map`/`filter` object over it for those kinds, so the test sees the
@@ -165,6 +166,8 @@ class Relay:
             except Exception:
                 self.problem = self.problem or f"result returns a {type(end[1]).__name__} (cannot be kept)"
         self.end = end
+        if self.on_end is not None:
+            self.on_end()
 
     def recorded(self) -> LazyResult:
         """What the test consumed so far; raises Unusable with the reason if it cannot be judged."""
@@ -247,6 +250,7 @@ class ArgumentTap:
     def recorded(self) -> IteratorArgument:
         if self.start is not None:  # a list/tuple iterator: how far it moved is in its own state
             taken, self.exhausted = sequence_position(self.source, len(self.start))
+            self.items = []
             for item in self.start[:taken]:
                 self._take(item)
         if self.problem is not None:

@@ -165,6 +165,7 @@ class Recorder:
             # The test consumes the result lazily, as without coderefine; the call is kept at the end of the
             # session with what the test took by then (all of it, or a prefix).
             call.relay = lazy.Relay(result, functools.partial(self._resume, call.printed))
+            call.relay.on_end = functools.partial(_snapshot_after, call)
             self.pending.append((len(self.records), call))
             return call.relay.wrapper()
         self._store(call, outcome="return", value=result)
@@ -207,7 +208,11 @@ class Recorder:
             "entropy": call.entropy,
         }
         try:
-            after = pickle.dumps(lazy.with_recorded(call.args, call.kwargs, taken), protocol=PROTOCOL)
+            if call.after is not None:  # a lazy result's arguments as they were when it ended
+                after_args, after_kwargs = pickle.loads(call.after)
+                after = pickle.dumps(lazy.with_recorded(after_args, after_kwargs, taken), protocol=PROTOCOL)
+            else:
+                after = pickle.dumps(lazy.with_recorded(call.args, call.kwargs, taken), protocol=PROTOCOL)
         except Exception:
             after_call = unkept_arguments(call.args, call.kwargs)
             self._unusable(target, f"an argument cannot be kept after the call: {after_call}")
@@ -288,6 +293,18 @@ class _Pending:
     test: str
     relay: lazy.Relay | None = None
     printed: io.StringIO = field(default_factory=io.StringIO)
+    after: bytes | None = None  # the arguments when a lazy result ended (before the test could change them)
+
+
+def _snapshot_after(call: _Pending) -> None:
+    """The arguments of a call whose lazy result just ended: the state to compare after the call, rather than
+    whatever the test made of them by the session's end (iterator arguments stand as placeholders)."""
+    try:
+        call.after = pickle.dumps(
+            lazy.with_recorded(call.args, call.kwargs, dict.fromkeys(call.taps)), protocol=PROTOCOL
+        )
+    except Exception:
+        call.after = None  # kept at the session's end, or named unusable then
 
 
 def describe_kind(value: object) -> str:

@@ -271,3 +271,20 @@ def _raising_after(items, error):
 def test_an_unstable_call_is_named_by_what_differed():
     assert not_deterministic("return") == "not deterministic: returned a different value on two runs of the original"
     assert not_deterministic("repeat yield").startswith("not deterministic: yielded differently on a later run")
+
+
+def test_arguments_a_generator_changes_are_compared_as_they_were_when_it_ended(tmp_path, monkeypatch):
+    source = "def fill(sink, values):\n    for value in values:\n        sink.append(value)\n        yield value\n"
+    module = _module("lazy_fill", source)
+    monkeypatch.setitem(sys.modules, "lazy_fill", module)
+    recorder = Recorder("lazy_fill", ["fill"], 100, 10**7)
+    recorder.install()
+    sink: list[int] = []
+    assert list(module.fill(sink, [1, 2])) == [1, 2] and sink == [1, 2]
+    sink.clear()  # the test's own change, after the generator ended: not part of the call
+    recorder.dump(str(tmp_path / "calls"))
+    _, (record,) = read_calls(str(tmp_path / "calls"))
+    assert pickle.loads(record["args_after"]) == (([1, 2], [1, 2]), {})
+    assert compare_call(resolve(_module("again", source), "fill"), record, 1e-9, 0.0) is None
+    wrong = _module("wrong", source.replace("sink.append(value)", "sink.append(value) if value < 2 else None"))
+    assert compare_call(resolve(wrong, "fill"), record, 1e-9, 0.0)["kind"] == "mutation"
