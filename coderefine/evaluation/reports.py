@@ -116,6 +116,7 @@ def evidence(per_target: dict[str, protocol.TargetEvidence]) -> tuple[TargetEvid
             lines=entry.lines,
             covered=entry.covered,
             missed_lines=entry.missed_lines,
+            unusable=tuple(sorted(entry.unusable.items(), key=lambda pair: (-pair[1], pair[0]))),
         )
         for target, entry in per_target.items()
     )

@@ -160,13 +160,30 @@ def judge_sufficiency(
         )
     problems = []
     if calls < min_calls:
-        problems.append(f"{calls} usable recorded call{'s' if calls != 1 else ''} (needs {min_calls})")
+        problems.append(too_few_calls(gated, calls, min_calls))
     if lines and covered / lines < min_coverage:
         share = f"{covered / lines:.0%} (needs {min_coverage:.0%})"
         problems.append(f"{covered}/{lines} lines of the targets run by the tests, {share}")
     if not problems:
         return result(True, True, "")
     return result(True, False, "insufficient tests: " + ", ".join(problems))
+
+
+def too_few_calls(gated: list[TargetEvidence], calls: int, min_calls: int, shown: int = 3) -> str:
+    """'1 usable recorded call (needs 3)', and when calls were made but not usable, which and why: '0 usable
+    recorded calls of 500 (needs 3; 500: argument 1 is a generator ...)' (the `shown` commonest reasons, named
+    by target when several targets have some)."""
+    text = f"{calls} usable recorded call{'s' if calls != 1 else ''}"
+    reasons = [(count, e.target, reason) for e in gated for reason, count in e.unusable]
+    if not reasons:
+        return f"{text} (needs {min_calls})"
+    made = sum(e.calls for e in gated)
+    several = len({target for _, target, _ in reasons}) > 1
+    reasons.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+    named = [f"{count}{f' in {target}' if several else ''}: {reason}" for count, target, reason in reasons[:shown]]
+    if len(reasons) > shown:
+        named.append(f"{len(reasons) - shown} more reason{'s' if len(reasons) - shown != 1 else ''}")
+    return f"{text} of {made} (needs {min_calls}; {'; '.join(named)})"
 
 
 def judge_runs(

@@ -217,6 +217,7 @@ def report_dict(result: Result) -> dict[str, Any]:
                     "lines": e.lines,
                     "covered": e.covered,
                     "missed_lines": list(e.missed_lines),
+                    "unusable": dict(e.unusable),
                 }
                 for e in result.baseline.evidence
             },

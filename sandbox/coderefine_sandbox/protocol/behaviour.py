@@ -75,6 +75,7 @@ class ReplayReport:
     # (call index, bytes): how far the resident high-water mark rose during the call, for the calls with the
     # largest arguments (behaviour/memory.py); empty where it cannot be read
     peak_memory: tuple[tuple[int, int], ...] = ()
+    mismatch_kinds: tuple[str, ...] = ()  # per mismatch index, what differed (return, exception, yield...)
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:

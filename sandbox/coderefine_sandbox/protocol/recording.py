@@ -6,7 +6,7 @@ record, pytest's results, and the calls file (the recorded calls, which replay a
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox.protocol.codec import from_json, to_json
@@ -101,6 +101,8 @@ class TargetEvidence:
     lines: int
     covered: int
     missed_lines: tuple[int, ...]
+    # why the calls that are not usable are not: reason -> calls (not recordable, not replayable, not deterministic)
+    unusable: dict[str, int] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- between the runner and its plugin
@@ -155,6 +157,8 @@ class RecordingSummary:
     coverage_method: str  # sys.monitoring, sys.settrace or none
     pinned: tuple[str, ...]  # what is made an input of each call (pinning.py) ...
     not_pinned: tuple[str, ...]  # ... and what cannot be
+    # per target: why calls were not recorded or not replayable -> how many ("argument 1 is a socket ...")
+    reasons: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
