@@ -19,6 +19,7 @@ from coderefine_sandbox.protocol import (
     to_json,
     write_json,
 )
+from coderefine_sandbox.recording.plugins import unneeded_plugins
 
 
 def run_tests(
@@ -60,6 +61,7 @@ def run_tests(
         "-p",
         "coderefine_sandbox.recording.pytest_plugin",
         *no_cov,
+        *unneeded_plugins(workspace),
         "--rootdir",
         workspace,
         *tests,
