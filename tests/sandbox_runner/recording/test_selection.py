@@ -22,7 +22,32 @@ def test_only_test_files_naming_a_word_are_collected(tmp_path):
     assert not selector.ignores(str(tmp_path))  # folders are pytest's business
     assert not selector.ignores(str(tmp_path / "case1.txt")) and selector.ignores(str(tmp_path / "case2.txt"))
     assert selector.ignores(str(tmp_path / "case3.txt"))
-    assert selector.counts() == {"files_seen": 3, "files_kept": 1, "deselected": 0}  # Python test files
+    assert selector.counts() == {  # Python test files
+        "files_seen": 3,
+        "files_kept": 1,
+        "deselected": 0,
+        "files_importing": 0,
+        "files_untraced": 0,
+        "tests_untraced": 0,
+    }
+
+
+def test_files_importing_the_package_are_kept_while_the_budget_lasts(tmp_path):
+    (tmp_path / "test_fmt.py").write_text("from pkg.numbers import fmt\n")
+    (tmp_path / "test_api.py").write_text("import os\nfrom pkg import render\n")  # reaches fmt, maybe
+    (tmp_path / "test_deep.py").write_text("def test():\n    import pkg.sub as s\n")
+    (tmp_path / "test_other.py").write_text("import pkgother\n# pkg is mentioned, not imported\n")
+    selector = Selector(["fmt", "numbers"], [], [], [], ["pkg"], budget_seconds=60.0)
+    kept = [name for name in ("test_fmt.py", "test_api.py", "test_deep.py", "test_other.py")]
+    kept = [name for name in kept if not selector.ignores(str(tmp_path / name))]
+    assert kept == ["test_fmt.py", "test_api.py", "test_deep.py"]
+    assert selector.imports_only(str(tmp_path / "test_api.py")) and not selector.imports_only(
+        str(tmp_path / "test_fmt.py")
+    )
+    spent = Selector(["fmt"], [], [], [], ["pkg"], budget_seconds=0.0)
+    assert not spent.ignores(str(tmp_path / "test_fmt.py"))  # naming the target: never left to the budget
+    assert spent.ignores(str(tmp_path / "test_api.py"))
+    assert spent.counts()["files_untraced"] == 1 and spent.counts()["files_kept"] == 1
 
 
 def test_node_ids_keep_only_the_listed_tests():
