@@ -42,6 +42,8 @@ class Selection:
     reason: str
     cache_file: Path | None = None  # where a traced run's selection is saved (mode "traced")
     traced: dict[str, int] | None = None  # cached: what the traced run ran (tests, files_seen, files_kept)
+    widened_from: str | None = None  # the first selection's reason, when no test in it called a target
+    not_widened: str | None = None  # why the whole suite could not replace a first selection reaching nothing
 
 
 def default_selection_cache() -> Path:
@@ -106,6 +108,15 @@ def _by_node_ids(node_ids: tuple[str, ...]) -> TestSelection:
     return TestSelection(names=(), node_ids=node_ids, data_names=(), import_names=(), budget_seconds=0.0)
 
 
+def widened(selection: Selection) -> Selection:
+    """The whole suite, traced, after no test of the first selection called a target."""
+    return replace(selection, request=None, reason="the whole suite", widened_from=selection.reason)
+
+
+def widening_failed(selection: Selection, why: str) -> Selection:
+    return replace(selection, not_widened=why)
+
+
 def after_baseline(
     selection: Selection, reached: tuple[str, ...], tests_run: int, counts: SelectionCounts | None
 ) -> tuple[Selection, TestsSelected]:
@@ -124,10 +135,15 @@ def after_baseline(
         return selection, TestsSelected("cached", reason, tests_run, tests_run, seen, kept, node_ids)
     if not reached:
         reason = f"no test called the targets; candidates run the original's {tests_run} tests ({selection.reason})"
+        if selection.not_widened is not None:
+            reason += f"; the whole suite was not traced instead: {selection.not_widened}"
         return selection, TestsSelected("traced", reason, tests_run, tests_run, *files, **_untraced(counts))
     narrowed = replace(selection, request=_by_node_ids(reached))
     where = f"{files[1]} of {files[0]} test files" if files[0] is not None else "the test files"
-    reason = f"they call the targets (traced in the original's run of {where}, those naming {_names_of(selection)}"
+    if selection.widened_from is not None:
+        reason = f"they call the targets (traced in the whole suite: no test in the {selection.widened_from} did"
+    else:
+        reason = f"they call the targets (traced in the original's run of {where}, those naming {_names_of(selection)}"
     reason += _importing_text(selection, counts) + ")"
     reaching_files = len({node.split("::")[0] for node in reached})
     reason = f"{reason}; {reaching_files} test file{'s' if reaching_files != 1 else ''} reach them"

@@ -105,3 +105,29 @@ def test_a_test_reaching_the_target_through_the_package_refuses_a_wrong_candidat
     again = scripted("optimize", root / "pkg/utils.py", [WRONG], ["VERDICT: STOP"], (), *options, env=env)
     assert again["baseline"]["selection"]["mode"] == "cached"
     assert again["iterations"][0]["verdict"] == "rejected" and "test_format.py" in again["iterations"][0]["reason"]
+
+
+def test_no_test_of_the_first_selection_reaching_the_target_widens_it_to_the_whole_suite(
+    scripted, make_project, tmp_path
+):
+    root = make_project(
+        {
+            "textops.py": "def collapse(words):\n    out = []\n    for w in words:\n        out.append(w.strip())\n"
+            "    return ' '.join(out)\n",
+            "api.py": "from textops import collapse as _join\n\n\ndef render(parts):\n"
+            "    return '<' + _join(parts) + '>'\n",
+            # names neither the module nor the function: the first selection collects nothing
+            "test_api.py": "from api import render\n\n\ndef test_render():\n"
+            "    assert render([' a', 'b ']) == '<a b>'\n    assert render([]) == '<>'\n"
+            "    assert render(['x']) == '<x>'\n",
+        }
+    )
+    wrong = "def collapse(words):\n    return ' '.join(words)\n"
+    data = scripted(
+        "readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env={"XDG_CACHE_HOME": str(tmp_path / "c")}
+    )
+    (only,) = data["iterations"]
+    assert only["verdict"] == "rejected" and "test_api.py::test_render" in only["reason"]
+    selection = data["baseline"]["selection"]
+    assert selection["tests"] == ["test_api.py::test_render"] and selection["candidate_tests"] == 1
+    assert "traced in the whole suite: no test in the test files naming collapse, textops did" in selection["reason"]
