@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import coderefine_sandbox
+from coderefine_sandbox.protocol import PytestResults, SelectionCounts, TestSelection, read_json, write_json
 from coderefine_sandbox.recording.selection import Selector
+
+PLUGIN = "coderefine_sandbox.recording.pytest_plugin"
 
 
 def test_only_test_files_naming_a_word_are_collected(tmp_path):
@@ -56,3 +65,36 @@ def test_node_ids_keep_only_the_listed_tests():
     kept, dropped = selector.keep(["t.py::a", "t.py::b", "t.py::c[1]", "t.py::c[2]"])
     assert kept == {"t.py::a", "t.py::c[1]"} and dropped == 2 and selector.counts()["deselected"] == 2
     assert Selector([], [], []).keep(["x"]) == ({"x"}, 0)
+
+
+def test_the_plugin_runs_importing_files_last_within_the_budget_whatever_a_conftest_says(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text("def pytest_ignore_collect(collection_path, config):\n    return False\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(
+        "from pkg.utils import fmt as _f\n\ndef shout(n):\n    return _f(n)\n"
+    )
+    (tmp_path / "pkg" / "utils.py").write_text("def fmt(n):\n    return str(n)\n")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    # Collected first (alphabetical), kept only for importing pkg: run last, and not at all once the budget is spent.
+    (tests / "test_api.py").write_text(
+        "import pkg\n\ndef test_a():\n    assert pkg.shout(1) == '1'\n\ndef test_b():\n    pass\n"
+    )
+    (tests / "test_fmt.py").write_text(
+        "import time\nfrom pkg.utils import fmt\n\ndef test_fmt():\n    time.sleep(1.5)\n"
+    )
+    (tests / "test_other.py").write_text("def test_broken():\n    assert False\n")  # neither: never collected
+    selection = TestSelection(("fmt", "utils"), (), ("fmt",), ("pkg",), 1.0)
+    write_json(str(tmp_path / "select.json"), selection)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join((str(Path(coderefine_sandbox.__file__).parent.parent), str(tmp_path))),
+        "CODEREFINE_SELECT": str(tmp_path / "select.json"),
+        "CODEREFINE_RESULTS": str(tmp_path / "results.json"),
+    }
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN, "--rootdir", str(tmp_path)]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    results = read_json(PytestResults, str(tmp_path / "results.json"))
+    assert proc.returncode == 0 and results.outcomes == {"tests/test_fmt.py::test_fmt": "passed"}, proc.stdout
+    assert results.selected == SelectionCounts(3, 2, 0, files_importing=1, files_untraced=0, tests_untraced=2)
