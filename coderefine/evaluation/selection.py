@@ -162,6 +162,7 @@ def _untraced(counts: SelectionCounts | None) -> dict[str, int | None]:
         "files_importing": counts.files_importing,
         "files_untraced": counts.files_untraced,
         "tests_untraced": counts.tests_untraced,
+        "files_unimportable": counts.files_unimportable,
     }
 
 
@@ -178,6 +179,8 @@ def _importing_text(selection: Selection, counts: SelectionCounts | None) -> str
         if counts.tests_untraced:
             left.append(f"{counts.tests_untraced} of their tests")
         text += f"; {' and '.join(left)} not traced: out of the {request.budget_seconds:g} s tracing budget"
+    if counts.files_unimportable:
+        text += f"; {counts.files_unimportable} of them left out: pytest could not import them"
     return text
 
 

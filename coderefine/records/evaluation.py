@@ -58,6 +58,7 @@ class TestsSelected:
     files_importing: int | None = None  # of files_kept, those kept only for importing the target's package
     files_untraced: int | None = None  # test files importing the package that the tracing budget left out
     tests_untraced: int | None = None  # collected tests of such files the budget left unrun
+    files_unimportable: int | None = None  # such files pytest could not import (left out, not failed)
 
 
 @dataclass(frozen=True)

@@ -37,4 +37,5 @@ def selection_dict(selected: TestsSelected | None) -> dict[str, Any] | None:
         "test_files_importing": selected.files_importing,
         "test_files_untraced": selected.files_untraced,
         "tests_untraced": selected.tests_untraced,
+        "test_files_unimportable": selected.files_unimportable,
     }

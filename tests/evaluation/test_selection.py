@@ -73,7 +73,7 @@ def test_a_traced_run_narrows_the_candidates_and_is_cached_per_project_state(tmp
     assert first.request.node_ids == () and "naming" in what_ran(first)
     assert first.request.data_names == ("_digits", "fmt", "shout")  # not the module's name "numbers"
     reached = ("tests/test_numbers.py::test_shout",)
-    narrowed, facts = after_baseline(first, reached, 12, SelectionCounts(9, 2, 0, 0, 0, 0))
+    narrowed, facts = after_baseline(first, reached, 12, SelectionCounts(9, 2, 0, 0, 0, 0, 0))
     assert narrowed.request is not None and narrowed.request.node_ids == reached
     assert (facts.mode, facts.baseline_tests, facts.candidate_tests, facts.files_seen, facts.files_kept) == (
         "traced",
@@ -87,7 +87,7 @@ def test_a_traced_run_narrows_the_candidates_and_is_cached_per_project_state(tmp
 
     again = plan_selection(proj, ("_digits",), SOURCE, "auto", cache)
     assert again.mode == "cached" and again.request is not None and again.request.node_ids == reached
-    _, cached_facts = after_baseline(again, reached, 1, SelectionCounts(0, 0, 0, 0, 0, 0))
+    _, cached_facts = after_baseline(again, reached, 1, SelectionCounts(0, 0, 0, 0, 0, 0, 0))
     assert "12 tests traced then, from 2 of 9 test files" in cached_facts.reason
 
     (proj.root / "tests" / "test_numbers.py").write_text("from pkg.numbers import shout  # changed\n")

@@ -101,7 +101,7 @@ def test_run() -> TestRun:
         failures=(TestFailure("tests/test_mod.py::test_f", "assert 1 == 2"),),
         session_error=None,
         module_file="/run/cand-1/src/pkg/mod.py",
-        selected=SelectionCounts(5, 2, 3, files_importing=1, files_untraced=2, tests_untraced=4),
+        selected=SelectionCounts(5, 2, 3, files_importing=1, files_untraced=2, tests_untraced=4, files_unimportable=1),
     )
 
 
@@ -269,7 +269,7 @@ def step_records() -> list[object]:
             {"t.py::a": "passed", "t.py::b": "failed"},
             {"t.py::b": "assert 1 == 2"},
             "/run/cand-1/src/pkg/mod.py",
-            SelectionCounts(3, 1, 0, 0, 0, 0),
+            SelectionCounts(3, 1, 0, 0, 0, 0, 0),
         ),
         PytestResults(0, 5, {}, {}, None, None),
         CallsHeader(module="pkg.mod", recording=recording_summary()),

@@ -53,7 +53,7 @@ class TestFailure:
 class SelectionCounts:
     """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected; of the kept
     files, those kept only for importing the package, and what the time budget left untraced (test files not
-    collected, collected tests not run)."""
+    collected, collected tests not run), and those pytest could not import (left out, not failed)."""
 
     files_seen: int
     files_kept: int
@@ -61,6 +61,7 @@ class SelectionCounts:
     files_importing: int
     files_untraced: int
     tests_untraced: int
+    files_unimportable: int
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@
 - By import, within a time budget: a Python test file that names none of the words but imports the target's
   top-level package may still reach a target through a chain (`pkg.format(...)` calling `pkg.utils.split`).
   Such files are collected while the budget (from the session's start) lasts, their tests run after all
-  the others, and only while it lasts; what it leaves out is counted, never failed.
+  the others, and only while it lasts; what it leaves out is counted, never failed. Nor is one that cannot
+  be imported (an optional test dependency missing): the name filter would never have collected it.
 - By node id: only the listed tests run (the tests the traced run saw calling a target).
 
 Standard library only: this runs inside the sandbox, in the user's test process.
@@ -42,6 +43,7 @@ class Selector:
         self.importing: set[str] = set()  # the files kept only because they import the package
         self.files_untraced = 0
         self.tests_untraced = 0
+        self.unimportable: list[str] = []  # files kept only by import that pytest could not import
         # A data file (say, lexer input) names a module like "util" by chance: only the functions count there.
         self.data_pattern = _words(data_names) or self.pattern
         self.node_ids = frozenset(node_ids)
@@ -103,6 +105,7 @@ class Selector:
             "files_importing": len(self.importing),
             "files_untraced": self.files_untraced,
             "tests_untraced": self.tests_untraced,
+            "files_unimportable": len(self.unimportable),
         }
 
 

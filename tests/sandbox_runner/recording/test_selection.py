@@ -38,6 +38,7 @@ def test_only_test_files_naming_a_word_are_collected(tmp_path):
         "files_importing": 0,
         "files_untraced": 0,
         "tests_untraced": 0,
+        "files_unimportable": 0,
     }
 
 
@@ -84,6 +85,8 @@ def test_the_plugin_runs_importing_files_last_within_the_budget_whatever_a_conft
     (tests / "test_fmt.py").write_text(
         "import time\nfrom pkg.utils import fmt\n\ndef test_fmt():\n    time.sleep(1.5)\n"
     )
+    # Kept for importing pkg, but a test dependency is missing: left out, as the name filter would have left it.
+    (tests / "test_contrast.py").write_text("import pkg\nimport a_missing_test_dependency\n\ndef test_c():\n    pass\n")
     (tests / "test_other.py").write_text("def test_broken():\n    assert False\n")  # neither: never collected
     selection = TestSelection(("fmt", "utils"), (), ("fmt",), ("pkg",), 1.0)
     write_json(str(tmp_path / "select.json"), selection)
@@ -97,4 +100,5 @@ def test_the_plugin_runs_importing_files_last_within_the_budget_whatever_a_conft
     proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     results = read_json(PytestResults, str(tmp_path / "results.json"))
     assert proc.returncode == 0 and results.outcomes == {"tests/test_fmt.py::test_fmt": "passed"}, proc.stdout
-    assert results.selected == SelectionCounts(3, 2, 0, files_importing=1, files_untraced=0, tests_untraced=2)
+    expected = SelectionCounts(4, 3, 0, files_importing=2, files_untraced=0, tests_untraced=2, files_unimportable=1)
+    assert results.selected == expected
