@@ -69,6 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
             list(selection.data_names),
             list(selection.import_names),
             selection.budget_seconds,
+            str(config.rootpath),
         )
     capture = os.environ.get("CODEREFINE_CAPTURE")
     if capture:

@@ -11,7 +11,10 @@
   Such files are collected while the budget (from the session's start) lasts, their tests run after all
   the others, and only while it lasts; what it leaves out is counted, never failed. Nor is one that cannot
   be imported (an optional test dependency missing): the name filter would never have collected it.
-- By node id: only the listed tests run (the tests the traced run saw calling a target).
+- By node id: only the listed tests run (the tests the traced run saw calling a target), found by pytest's own
+  discovery with every file outside theirs left uncollected (conftest.py and __init__.py aside). Not by
+  naming their files to pytest: a file named on the command line is imported as a test module whatever
+  its name, and a data file a conftest collects may be Python (Pygments' example files are).
 
 Standard library only: this runs inside the sandbox, in the user's test process.
 """
@@ -35,6 +38,7 @@ class Selector:
         data_names: list[str] = (),
         import_names: list[str] = (),
         budget_seconds: float = 0.0,
+        rootdir: str = "",
     ) -> None:
         self.pattern = _words(names)
         self.import_pattern = _imports(import_names)
@@ -47,6 +51,8 @@ class Selector:
         # A data file (say, lexer input) names a module like "util" by chance: only the functions count there.
         self.data_pattern = _words(data_names) or self.pattern
         self.node_ids = frozenset(node_ids)
+        self.node_files = frozenset(node.split("::")[0] for node in node_ids)  # relative to the rootdir, with "/"
+        self.rootdir = rootdir
         self.python_files = list(python_files) or ["test_*.py", "*_test.py"]
         self.files_seen = 0
         self.files_kept = 0
@@ -54,9 +60,13 @@ class Selector:
 
     def ignores(self, path: str) -> bool:
         """Whether pytest should not collect this path (only test files are ever ignored)."""
-        if self.pattern is None or not os.path.isfile(path):
+        if not os.path.isfile(path):
             return False
         name = os.path.basename(path)
+        if self.pattern is None:
+            if not self.node_files or name in ("conftest.py", "__init__.py") or not self.rootdir:
+                return False
+            return os.path.relpath(path, self.rootdir).replace(os.sep, "/") not in self.node_files
         if name.endswith(".py") and (
             name == "conftest.py" or not any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files)
         ):

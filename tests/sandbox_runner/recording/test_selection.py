@@ -102,3 +102,15 @@ def test_the_plugin_runs_importing_files_last_within_the_budget_whatever_a_conft
     assert proc.returncode == 0 and results.outcomes == {"tests/test_fmt.py::test_fmt": "passed"}, proc.stdout
     expected = SelectionCounts(4, 3, 0, files_importing=2, files_untraced=0, tests_untraced=2, files_unimportable=1)
     assert results.selected == expected
+
+
+def test_node_ids_collect_only_their_files_from_pytests_discovery(tmp_path):
+    (tmp_path / "tests" / "examples").mkdir(parents=True)
+    for name in ("tests/test_a.py", "tests/test_b.py", "tests/conftest.py", "tests/__init__.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "tests/examples/ok.py").write_text("x = 1\n")  # a data file a conftest collects, Python too
+    (tmp_path / "tests/examples/other.py").write_text("y = 2\n")
+    selector = Selector([], ["tests/test_a.py::t", "tests/examples/ok.py::lex"], [], rootdir=str(tmp_path))
+    kept = [n for n in ("test_a.py", "test_b.py", "conftest.py", "__init__.py", "examples/ok.py", "examples/other.py")]
+    kept = [n for n in kept if not selector.ignores(str(tmp_path / "tests" / n))]
+    assert kept == ["test_a.py", "conftest.py", "__init__.py", "examples/ok.py"]
