@@ -55,6 +55,10 @@ class TestsSelected:
     files_seen: int | None = None  # test files pytest found (None: no name filter applied)
     files_kept: int | None = None  # of them, the ones the name filter kept
     node_ids: tuple[str, ...] = ()  # the tests each candidate runs, when a selection named them
+    files_importing: int | None = None  # of files_kept, those kept only for importing the target's package
+    files_untraced: int | None = None  # test files importing the package that the tracing budget left out
+    tests_untraced: int | None = None  # collected tests of such files the budget left unrun
+    files_unimportable: int | None = None  # such files pytest could not import (left out, not failed)
 
 
 @dataclass(frozen=True)

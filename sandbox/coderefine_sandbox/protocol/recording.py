@@ -27,13 +27,18 @@ class TestSelection:
     `names`: keep only the test files whose text names one of these words (the target module, the targets
     and their callers; for data files a conftest collects, only the functions): the heuristic that bounds the
     first, traced run. `node_ids`: keep only these tests
-    (found by that run to call a target). Empty: no filter of that kind."""
+    (found by that run to call a target). Empty: no filter of that kind. `import_names`: also keep the test
+    files importing one of these packages (the target's top-level package), which may reach a target through
+    any chain, while `budget_seconds` from the session's start has not passed: they are collected while it
+    lasts and run after the others, until it is spent."""
 
     __test__ = False  # not a pytest test class
 
     names: tuple[str, ...]
     node_ids: tuple[str, ...]
     data_names: tuple[str, ...]  # the words a data file (not Python) must name: the functions, not the module
+    import_names: tuple[str, ...]
+    budget_seconds: float
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,17 @@ class TestFailure:
 
 @dataclass(frozen=True)
 class SelectionCounts:
-    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected."""
+    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected; of the kept
+    files, those kept only for importing the package, and what the time budget left untraced (test files not
+    collected, collected tests not run), and those pytest could not import (left out, not failed)."""
 
     files_seen: int
     files_kept: int
     deselected: int
+    files_importing: int
+    files_untraced: int
+    tests_untraced: int
+    files_unimportable: int
 
 
 @dataclass(frozen=True)

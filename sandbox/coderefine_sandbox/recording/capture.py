@@ -86,20 +86,26 @@ class Recorder:
                 if not isinstance(owner, type):
                     continue
             raw = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+            func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+            if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+                continue  # replaying coroutines needs an event loop; not recorded
+            self.coverage.add(target, func)  # before the swap: coverage watches the real code object
+            if isinstance(func, types.FunctionType) and _swap_code(func, lambda real, t=target: self._wrap(t, real)):
+                self.patched.append(target)
+                continue
             wrapped = self._wrap_attribute(target, raw)
             if wrapped is not None:
                 setattr(owner, attr, wrapped)
                 self.patched.append(target)
-                self.coverage.add(target, raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw)
         self.coverage.start()
 
     def _wrap_attribute(self, target: str, raw: Any) -> Any:
+        """A callable that is not a plain function (a builtin, a callable object): only the module's
+        attribute can be wrapped, so calls through references taken before are not seen."""
         if isinstance(raw, staticmethod):
             return staticmethod(self._wrap(target, raw.__func__))
         if isinstance(raw, classmethod):
             return classmethod(self._wrap(target, raw.__func__))
-        if inspect.iscoroutinefunction(raw) or inspect.isasyncgenfunction(raw):
-            return None  # replaying coroutines needs an event loop; not recorded
         if callable(raw):
             return self._wrap(target, raw)
         return None
@@ -327,6 +333,59 @@ def unkept_arguments(args: tuple, kwargs: dict[str, Any]) -> str:
             name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
             return f"{name} is a {describe_kind(value)} (cannot be kept)"
     return "the arguments cannot be kept"
+
+
+_CALL = "__coderefine_call__"  # the trampoline's keyword-only parameter holding the recording wrapper
+_TRAMPOLINES: dict[int, types.CodeType] = {}
+
+
+def _trampoline_code(free: int) -> types.CodeType:
+    """Code that hands every call to the recording wrapper, with `free` free variables (unused) so it fits a
+    function with a closure of that size (`__code__` may only be swapped for code with as many)."""
+    if free not in _TRAMPOLINES:
+        names = [f"_v{index}" for index in range(free)]
+        touch = ("\n        " + "; ".join(names)) if names else ""
+        source = (
+            f"def _outer():\n    {' = '.join([*names, 'None']) if names else 'pass'}\n"
+            f"    def trampoline(*args, {_CALL}=None, **kwargs):{touch}\n"
+            f"        return {_CALL}(*args, **kwargs)\n"
+            "    return trampoline\n"
+        )
+        scope: dict[str, Any] = {}
+        exec(compile(source, "<coderefine recording>", "exec"), scope)
+        _TRAMPOLINES[free] = scope["_outer"]().__code__
+    return _TRAMPOLINES[free]
+
+
+def _swap_code(func: types.FunctionType, make_wrapper: Any) -> bool:
+    """Record the function wherever it is called: a copy keeps the real code, and the function object itself
+    (the one every module, table or decorator took a reference to at import) now runs a trampoline into
+    the recording wrapper around that copy. Only the module attribute would miss `from .utils import f`
+    done in a sibling module imported before recording started."""
+    if _CALL in func.__code__.co_varnames:
+        return False  # already swapped
+    real = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    real.__kwdefaults__ = func.__kwdefaults__
+    real.__dict__.update(func.__dict__)
+    real.__qualname__ = func.__qualname__
+    real.__module__ = func.__module__
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        signature = None
+    code = _trampoline_code(len(func.__code__.co_freevars))
+    names = {"co_name": func.__code__.co_name}
+    if hasattr(code, "co_qualname"):  # 3.11+: tracebacks name the function, not the trampoline
+        names["co_qualname"] = func.__code__.co_qualname
+    code = code.replace(**names)
+    try:
+        func.__code__ = code
+    except (TypeError, ValueError):
+        return False
+    func.__kwdefaults__ = {_CALL: make_wrapper(real)}
+    if signature is not None:
+        func.__signature__ = signature  # inspect.signature still shows the real parameters
+    return True
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
