@@ -42,7 +42,8 @@ from pkg.utils import split_lines
 
 
 def test_split_lines():
-    for text in ("select 1\\nfrom t\\r\\nwhere x", "one line", "a\\rb\\n" * 300, "x = 1\\n" * 500):
+    # long texts: the regex candidate is then ~10x faster, a margin that holds beside other tests' load
+    for text in ("select 1\\nfrom t\\r\\nwhere x", "one line", "a\\rb\\n" * 3000, "x = 1\\n" * 5000):
         assert "".join(split_lines(text)) == text.replace("\\r", "").replace("\\n", "")
 """
 
