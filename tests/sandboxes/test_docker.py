@@ -352,7 +352,14 @@ def test_build_failure_is_one_line(tmp_path):
 def test_image_option_reaches_the_backend(make_project):
     require_docker()
     root = make_project({"mod.py": "def f(a):\n    return a\n", "test_mod.py": "from mod import f\n"})
-    proc = run_cli("readability", root / "mod.py", "--image", "coderefine-no-such-image:1", timeout=60)
+    proc = run_cli(  # auto: the image alone picks Docker
+        "readability",
+        root / "mod.py",
+        "--image",
+        "coderefine-no-such-image:1",
+        env={"CODEREFINE_SANDBOX": "auto"},
+        timeout=60,
+    )
     assert proc.returncode == 11, proc.stdout + proc.stderr
     assert "coderefine-no-such-image:1" in proc.stderr and proc.stderr.count("\n") == 1
     proc = run_cli("readability", root / "mod.py", "--sandbox", "process", "--image", "x:1", timeout=60)
