@@ -47,6 +47,8 @@ class EvaluationSettings:
     script: bool = False  # the module runs as a program: with no recorded calls its tests alone judge it
     allow: tuple[str, ...] = _user_default("allow")  # capability kinds a candidate may gain (see audit.py)
     gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
+    boundary_inputs: int = _user_default("boundary_inputs")  # boundary variants of the recorded calls; 0: none
+    boundary_seconds: float = 2.0  # the original's time to derive and check them (the variants left are dropped)
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable
     keep_workspaces: bool = False
@@ -92,5 +94,6 @@ class EvaluationSettings:
             output_match=settings.output_match,
             compare_stderr=settings.compare_stderr,
             min_runs=settings.min_runs,
+            boundary_inputs=settings.boundary_inputs,
             **run,
         )
