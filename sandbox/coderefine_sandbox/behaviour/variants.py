@@ -145,19 +145,73 @@ def slot_facts(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]]) ->
     return facts
 
 
+def tied_slots(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]]) -> dict[str, frozenset[Slot]]:
+    """Per target, the slots whose values have one length in every recorded call (two strings XORed
+    character by character, two lists zipped): a variant that changes one of their lengths leaves the
+    function's domain, so their lengths change together or not at all."""
+    lengths: dict[str, dict[Slot, list[int]]] = {}
+    counts: dict[str, int] = {}
+    for _, target, args, kwargs in calls:
+        counts[target] = counts.get(target, 0) + 1
+        for slot, value in _slots(args, kwargs, "." in target):
+            if isinstance(value, (str, bytes, list, tuple)):
+                lengths.setdefault(target, {}).setdefault(slot, []).append(len(value))
+    tied: dict[str, frozenset[Slot]] = {}
+    for target, by_slot in lengths.items():
+        full = {slot: seen for slot, seen in by_slot.items() if len(seen) == counts[target]}
+        # the slots with the same lengths in every call as some other slot; all empty says nothing
+        group = frozenset(
+            slot
+            for slot, seen in full.items()
+            if any(other != slot and full[other] == seen for other in full) and any(seen)
+        )
+        if len(group) > 1:
+            tied[target] = group
+    return tied
+
+
+def _length(value: Any) -> int | None:
+    return len(value) if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict)) else None
+
+
+def _joint(
+    target: str, args: tuple[Any, ...], kwargs: dict[str, Any], index: int, slots: frozenset[Slot]
+) -> list[Variant]:
+    """The tied slots' lengths changed together: all empty, all cut to their first element."""
+    found = []
+    for what, cut in (("empty", 0), ("one element", 1)):
+        new_args, new_kwargs = list(args), dict(kwargs)
+        for slot in slots:
+            value = args[slot] if isinstance(slot, int) else kwargs[slot]
+            new = value[:cut]
+            if isinstance(slot, int):
+                new_args[slot] = new
+            else:
+                new_kwargs[slot] = new
+        names = ", ".join(_slot_name(slot) for slot in sorted(slots, key=str))
+        found.append(Variant(target, tuple(new_args), new_kwargs, index, f"{names}: {what} together"))
+    return found
+
+
 def derive(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]], budget: int) -> list[Variant]:
     """Up to `budget` distinct variants of the calls (index, target, args, kwargs), none equal to a recorded
     call. Taken round-robin over the targets, and within a target in rounds over the calls (the first edge
     of each call's first argument, of its second, ..., then the next edge), so that a small budget still
     tries the empty and one-element cases of every target and argument before duplicates and reorderings."""
     facts = slot_facts(calls)
+    tied = tied_slots(calls)
     seen = {_key(target, args, kwargs) for _, target, args, kwargs in calls}
     per_target: dict[str, list[list[Variant]]] = {}
     for index, target, args, kwargs in calls:
+        together = tied.get(target, frozenset())
+        if together:
+            per_target.setdefault(target, []).append(_joint(target, args, kwargs, index, together))
         for slot, value in _slots(args, kwargs, "." in target):
             options = [
                 _replace(target, args, kwargs, index, slot, what, new)
                 for what, new in boundary_values(value, facts[(target, slot)])
+                # a tied slot keeps its length alone (reordered, or None where None was passed)
+                if slot not in together or new is None or _length(new) == _length(value)
             ]
             per_target.setdefault(target, []).append(options)
     queues = [_rounds(lists) for lists in per_target.values()]

@@ -79,3 +79,13 @@ def test_derive_takes_the_first_edges_of_every_target_before_the_rest_within_the
 def test_a_methods_instance_is_left_as_recorded():
     calls = [(0, "Stack.push", ([1, 2], 3), {})]
     assert {v.change.split(":")[0] for v in derive(calls, 50)} == {"argument 2"}
+
+
+def test_arguments_of_one_length_in_every_recorded_call_change_length_together():
+    # string_xor(a, b) is defined for strings of one length: an empty a with a long b is outside its domain
+    calls = [(0, "xor", ("0101", "1100"), {}), (1, "xor", ("1", "0"), {}), (2, "pad", ("ab", "xyz"), {})]
+    variants = [v for v in derive(calls, 200) if v.target == "xor"]
+    assert all(len(v.args[0]) == len(v.args[1]) for v in variants), [v.args for v in variants]
+    assert ("", "") in [v.args for v in variants] and ("0", "1") in [v.args for v in variants]
+    # lengths that differ in some recorded call are not tied
+    assert ("", "xyz") in [v.args for v in derive(calls, 200) if v.target == "pad"]
