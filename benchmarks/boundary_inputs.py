@@ -1,7 +1,7 @@
 """What boundary inputs (variants of the recorded calls the tests never tried) cost and catch, over the
 optimisation suite.
 
-    python benchmarks/boundary_inputs.py [SUITE] [--tasks A,B] [--limit N] [--json out.json]
+    python benchmarks/boundary_inputs.py [SUITE] [--tasks A,B] [--limit N] [--mutants 3] [--json out.json]
 
 For every task of SUITE (default ../shared/bench/optimize), one at a time (tasks share module names), one
 Evaluator takes the baseline of `solution.py` without timing (boundary variants are a correctness condition;
@@ -9,8 +9,9 @@ timing adds nothing to it) and judges:
 
   - the task's `reference.py`, correct on the task's valid inputs: a rejection by a boundary variant is a
     false rejection (goal 0), printed with its counterexample;
-  - every mutant of the entry point (benchmarks/mutants.py) that the task's cases (its tests' inputs) do not
-    tell apart from the original in an independent run (the others fail the tests): those that pass the
+  - the first `--mutants` mutants of the entry point (benchmarks/mutants.py) that the task's cases (its
+    tests' inputs) do not tell apart from the original in an independent run (the others fail the tests):
+    those that pass the
     tests and replay the recorded calls identically but differ on a boundary variant are the ones boundary
     inputs newly catch.
 
@@ -69,7 +70,7 @@ class TaskFigures:
     wall: float = 0.0
 
 
-def evaluate_task(task: Path) -> TaskFigures:
+def evaluate_task(task: Path, most_mutants: int) -> TaskFigures:
     figures = TaskFigures(task.name)
     started = time.perf_counter()
     entry = json.loads((task / "task.json").read_text())["entry_point"]
@@ -102,6 +103,8 @@ def evaluate_task(task: Path) -> TaskFigures:
             found = mutants(code, entry)
             figures.mutants = len(found)
             for mutant in found:
+                if figures.mutants_unseen >= most_mutants:
+                    break
                 if distinguishable(code, mutant.code, entry, copy / "cases.pkl"):
                     continue  # the tests fail it: nothing left for boundary inputs to catch
                 figures.mutants_unseen += 1
@@ -130,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default="")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--mutants", type=int, default=3, help="most mutants the cases do not tell apart, per task")
     args = parser.parse_args(argv)
     tasks = sorted(p for p in args.suite.iterdir() if (p / "task.json").exists())
     if args.tasks:
@@ -139,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks = tasks[: args.limit]
     results = []
     for task in tasks:
-        figures = evaluate_task(task)
+        figures = evaluate_task(task, args.mutants)
         results.append(figures)
         refused = f" REFERENCE REFUSED: {figures.reference_refused}" if figures.reference_refused else ""
         other = f" (reference rejected otherwise: {figures.reference_problem})" if figures.reference_problem else ""
