@@ -69,7 +69,7 @@ def test_derive_varies_one_argument_at_a_time_and_never_repeats_a_recorded_call(
 
 
 def test_derive_takes_the_first_edges_of_every_target_before_the_rest_within_the_budget():
-    calls = [(0, "f", ([1, 2, 3], "ab"), {}), (1, "g", (10,), {})]
+    calls = [(0, "f", ([1, 2], "a"), {}), (1, "g", (10,), {})]
     first = derive(calls, 3)
     assert [v.target for v in first] == ["f", "g", "f"]
     assert first[0].change == "argument 1: empty list" and first[1].args == (0,)
@@ -89,3 +89,13 @@ def test_arguments_of_one_length_in_every_recorded_call_change_length_together()
     assert ("", "") in [v.args for v in variants] and ("0", "1") in [v.args for v in variants]
     # lengths that differ in some recorded call are not tied
     assert ("", "xyz") in [v.args for v in derive(calls, 200) if v.target == "pad"]
+
+
+def test_empty_and_one_element_only_near_the_smallest_recorded_size():
+    # a grid of 3x3 and more, bit strings of 100 characters: the function may be defined only above that
+    found = values([[1, 2, 3]] * 3, smallest=3)
+    assert "empty list" not in found and "one-element list" not in found and "list with a duplicate" in found
+    assert "empty string" not in values("0101", smallest=4)
+    assert values("01", smallest=2)["empty string"] == ""
+    calls = [(0, "xor", ("0" * 100, "1" * 100), {})]
+    assert all(len(v.args[0]) == len(v.args[1]) >= 100 for v in derive(calls, 200))
