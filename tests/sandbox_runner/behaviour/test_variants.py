@@ -69,7 +69,7 @@ def test_derive_varies_one_argument_at_a_time_and_never_repeats_a_recorded_call(
 
 
 def test_derive_takes_the_first_edges_of_every_target_before_the_rest_within_the_budget():
-    calls = [(0, "f", ([1, 2], "a"), {}), (1, "g", (10,), {})]
+    calls = [(0, "f", ([1, 2], "a"), {}), (1, "g", (2,), {})]
     first = derive(calls, 3)
     assert [v.target for v in first] == ["f", "g", "f"]
     assert first[0].change == "argument 1: empty list" and first[1].args == (0,)
@@ -99,3 +99,10 @@ def test_empty_and_one_element_only_near_the_smallest_recorded_size():
     assert values("01", smallest=2)["empty string"] == ""
     calls = [(0, "xor", ("0" * 100, "1" * 100), {})]
     assert all(len(v.args[0]) == len(v.args[1]) >= 100 for v in derive(calls, 200))
+
+
+def test_zero_and_one_only_near_the_least_recorded_number():
+    # x_or_y(n, x, y) tested on n from 11 up: n = 0 is outside what it is defined for
+    assert values(11, least=11) == {"a large integer": LARGE_INT}
+    assert values(11, least=2)["0"] == 0
+    assert values(2.5, least=3.0) == {}
