@@ -86,17 +86,21 @@ def main(argv: list[str]) -> int:
     add_import_paths(request.workspace, request.import_root)
     module = import_module(request.module)
     signal.signal(signal.SIGALRM, _too_slow)
-    sources = [call for call in load_calls(request.calls, request.exclude) if not call.held_out]
+    recorded = load_calls(request.calls, request.exclude)
+    sources = [call for call in recorded if not call.held_out]
     unpicklable = 0
-    calls = []
-    for call in sources:
+    domain = []
+    for call in recorded:
         try:
             args, kwargs = pickle.loads(call.record["args"])
         except Exception:
             unpicklable += 1
             continue
-        calls.append((call.index, call.target, args, kwargs))
-    variants = derive(calls, request.count)
+        domain.append((call.index, call.target, args, kwargs))
+    # Held-out calls are never varied (a variant would show their inputs), but what is near the domain
+    # (the smallest size, a negative number, None) is read off every recorded call.
+    held_out = {call.index for call in recorded if call.held_out}
+    variants = derive([call for call in domain if call[0] not in held_out], request.count, domain)
     limit = _limit(module, sources)
     entropy = {call.index: call.record.get("entropy") for call in sources}
     counts = {"raised": 0, "slow": 0, "not_deterministic": 0, "unpicklable": unpicklable}

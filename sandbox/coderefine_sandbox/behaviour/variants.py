@@ -66,6 +66,7 @@ class SlotFacts:
 
 
 Slot = int | str  # a position in args, or a keyword
+Calls = list[tuple[int, str, tuple[Any, ...], dict[str, Any]]]  # (index, target, args, kwargs)
 
 
 def _is_sorted(items: list[Any] | tuple[Any, ...]) -> bool:
@@ -162,7 +163,7 @@ def _slot_name(slot: Slot) -> str:
     return f"argument {slot + 1}" if isinstance(slot, int) else f"{slot}="
 
 
-def slot_facts(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]]) -> dict[tuple[str, Slot], SlotFacts]:
+def slot_facts(calls: Calls) -> dict[tuple[str, Slot], SlotFacts]:
     facts: dict[tuple[str, Slot], SlotFacts] = {}
     for _, target, args, kwargs in calls:
         for slot, value in _slots(args, kwargs, "." in target):
@@ -170,7 +171,7 @@ def slot_facts(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]]) ->
     return facts
 
 
-def tied_slots(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]]) -> dict[str, frozenset[Slot]]:
+def tied_slots(calls: Calls) -> dict[str, frozenset[Slot]]:
     """Per target, the slots whose values have one length in every recorded call (two strings XORed
     character by character, two lists zipped): a variant that changes one of their lengths leaves the
     function's domain, so their lengths change together or not at all."""
@@ -218,14 +219,17 @@ def _joint(
     return found
 
 
-def derive(calls: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]], budget: int) -> list[Variant]:
+def derive(calls: Calls, budget: int, domain: Calls | None = None) -> list[Variant]:
     """Up to `budget` distinct variants of the calls (index, target, args, kwargs), none equal to a recorded
-    call. Taken round-robin over the targets, and within a target in rounds over the calls (the first edge
-    of each call's first argument, of its second, ..., then the next edge), so that a small budget still
-    tries the empty and one-element cases of every target and argument before duplicates and reorderings."""
-    facts = slot_facts(calls)
-    tied = tied_slots(calls)
-    seen = {_key(target, args, kwargs) for _, target, args, kwargs in calls}
+    call. What is near the recorded domain is read off `domain` (every recorded call, held-out ones included:
+    facts such as the smallest size reveal no input), default the calls themselves. Taken round-robin over
+    the targets, and within a target in rounds over the calls (the first edge of each call's first argument,
+    of its second, ..., then the next edge), so that a small budget still tries the empty and one-element
+    cases of every target and argument before duplicates and reorderings."""
+    domain = calls if domain is None else domain
+    facts = slot_facts(domain)
+    tied = tied_slots(domain)
+    seen = {_key(target, args, kwargs) for _, target, args, kwargs in [*domain, *calls]}
     per_target: dict[str, list[list[Variant]]] = {}
     for index, target, args, kwargs in calls:
         together = tied.get(target, frozenset())

@@ -106,3 +106,11 @@ def test_zero_and_one_only_near_the_least_recorded_number():
     assert values(11, least=11) == {"a large integer": LARGE_INT}
     assert values(11, least=2)["0"] == 0
     assert values(2.5, least=3.0) == {}
+
+
+def test_what_is_near_the_domain_is_read_off_every_recorded_call_but_only_the_shown_ones_are_varied():
+    shown = [(1, "f", ((2, 3, 4),), {})]
+    domain = [(0, "f", ((1, 2),), {}), *shown]  # the held-out call passed two elements
+    variants = derive(shown, 50, domain)
+    assert ((),) in [v.args for v in variants] and all(v.source == 1 for v in variants)
+    assert ((),) not in [v.args for v in derive(shown, 50)]
