@@ -22,9 +22,7 @@ from typing import Any
 LARGE_INT = 2**64 + 1  # past every fixed-width integer and float's exact range
 NON_ASCII = "ßé"  # "ß".upper() is "SS": a rewrite that assumes one character per character shows
 SEPARATORS = " ,;:\t|/-_."
-# Empty and one-element variants only where some recorded call passed at most this many elements; 0 and 1
-# only where some recorded call passed a number at most this large.
-NEAR_EMPTY = 2
+NEAR_EMPTY = 2  # empty and one-element variants only where some recorded call passed at most this many elements
 PICKLE_PROTOCOL = 4
 
 
@@ -98,16 +96,17 @@ def boundary_values(value: Any, facts: SlotFacts) -> list[tuple[str, Any]]:
 def _edges(value: Any, facts: SlotFacts) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     kind = type(value)
-    # 0 and 1 only near the least number recorded, like empty values: a function the tests call with primes
-    # from 11 up may be defined only for n >= 2.
-    small = facts.least is None or facts.least <= NEAR_EMPTY
+    # 0 and 1 only within the recorded range (some call passed that little or less): unlike an empty list,
+    # 0 is outside the domain of many functions their tests call with 1 or 2 (largest_divisor, factorize,
+    # a primality test), where a correct rewrite answers differently or loops.
+    least = facts.least
     if kind is int:
-        found += [("0", 0), ("1", 1)] if small else []
+        found += [(str(n), n) for n in (0, 1) if least is None or least <= n]
         found.append(("a large integer", LARGE_INT))
         if facts.negative:
             found.append(("-1", -1))
     elif kind is float:
-        found += [("0.0", 0.0)] if small else []
+        found += [("0.0", 0.0)] if least is None or least <= 0 else []
         if facts.negative:
             found.append(("-1.0", -1.0))
     elif kind is str:

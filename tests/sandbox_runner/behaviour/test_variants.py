@@ -69,7 +69,7 @@ def test_derive_varies_one_argument_at_a_time_and_never_repeats_a_recorded_call(
 
 
 def test_derive_takes_the_first_edges_of_every_target_before_the_rest_within_the_budget():
-    calls = [(0, "f", ([1, 2], "a"), {}), (1, "g", (2,), {})]
+    calls = [(0, "f", ([1, 2], "a"), {}), (1, "g", (2,), {}), (2, "g", (-3,), {})]
     first = derive(calls, 3)
     assert [v.target for v in first] == ["f", "g", "f"]
     assert first[0].change == "argument 1: empty list" and first[1].args == (0,)
@@ -101,11 +101,12 @@ def test_empty_and_one_element_only_near_the_smallest_recorded_size():
     assert all(len(v.args[0]) == len(v.args[1]) >= 100 for v in derive(calls, 200))
 
 
-def test_zero_and_one_only_near_the_least_recorded_number():
-    # x_or_y(n, x, y) tested on n from 11 up: n = 0 is outside what it is defined for
-    assert values(11, least=11) == {"a large integer": LARGE_INT}
-    assert values(11, least=2)["0"] == 0
-    assert values(2.5, least=3.0) == {}
+def test_zero_and_one_only_within_the_recorded_range():
+    # largest_divisor(n) tested on n from 2 up: n = 0 is outside what it is defined for
+    assert values(11, least=2) == {"a large integer": LARGE_INT}
+    assert values(11, least=1) == {"1": 1, "a large integer": LARGE_INT}
+    assert values(11, least=0)["0"] == 0
+    assert values(2.5, least=0.5) == {}
 
 
 def test_what_is_near_the_domain_is_read_off_every_recorded_call_but_only_the_shown_ones_are_varied():
