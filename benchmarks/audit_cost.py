@@ -1,6 +1,7 @@
-"""What the audit hook (issue 13) costs the replay of recorded calls.
+"""What the audit hook (issue 13), or the reading of peak memory per call (issue 24, `--switch memory`),
+costs the replay of recorded calls.
 
-    python benchmarks/audit_cost.py [SUITE] [--every 8] [--repeats 9] [--json out.json]
+    python benchmarks/audit_cost.py [SUITE] [--every 8] [--repeats 9] [--switch audit|memory] [--json out.json]
 
 For every chosen task of SUITE (default ../shared/bench/optimize, every 8th task in natural order), the
 baseline is taken once (the tests run and their calls to the target are recorded, as `coderefine optimize`
@@ -9,7 +10,8 @@ does), then the replay step (`python -m coderefine_sandbox.behaviour.replay`) ru
 alternating. Reported per task: the median of the replay's own figure (the first pass over the calls, the
 audit windows included) and of the whole step's wall time, with and without, and their ratio. A last line
 does the same for a synthetic worst case: 500 recorded calls of a function that does almost nothing, where
-the per-call audit window weighs most.
+the per-call audit window weighs most. With `--switch memory` the audit hook stays on and the step
+request's `memory` (the peak memory readings, behaviour/memory.py) is what is switched off and on.
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ TINY = "def f(x):\n    return x + 1\n"
 TINY_TEST = "from tiny import f\n\n\ndef test_f():\n    for n in range(500):\n        assert f(n) == n + 1\n"
 
 
-def _replay(run_dir: Path, module: str, audit: bool) -> tuple[float, float]:
+def _replay(run_dir: Path, module: str, audit: bool, memory: bool = True) -> tuple[float, float]:
     """(the replay's first-pass seconds, the step's wall seconds) of one replay of the original."""
     io = run_dir / "io"
-    out = io / f"cost-{audit}.json"
-    request = io / f"cost-{audit}.request.json"
+    out = io / f"cost-{audit}-{memory}.json"
+    request = io / f"cost-{audit}-{memory}.request.json"
     step = ReplayRequest(
         workspace=str(run_dir / "original"),
         module=module,
@@ -61,6 +63,7 @@ def _replay(run_dir: Path, module: str, audit: bool) -> tuple[float, float]:
         profile=False,
         original_workspace=None,
         audit=audit,
+        memory=memory,
     )
     write_json(str(request), step)
     argv = [sys.executable, "-m", "coderefine_sandbox.behaviour.replay", str(request)]
@@ -73,7 +76,7 @@ def _replay(run_dir: Path, module: str, audit: bool) -> tuple[float, float]:
     return float(json.loads(out.read_text())["seconds"]), wall
 
 
-def measure(folder: Path, module_file: str, repeats: int) -> dict[str, float]:
+def measure(folder: Path, module_file: str, repeats: int, switch: str = "audit") -> dict[str, float]:
     target = folder / module_file
     code = target.read_text(encoding="utf-8")
     settings = EvaluationSettings(measure_speed=False, keep_workspaces=True)
@@ -83,8 +86,9 @@ def measure(folder: Path, module_file: str, repeats: int) -> dict[str, float]:
         evaluator.baseline(code)
         figures: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         for _ in range(repeats):
-            for audit in (False, True):
-                figures[audit].append(_replay(evaluator.run_dir, target.stem, audit))
+            for on in (False, True):
+                audit, memory = (on, True) if switch == "audit" else (True, on)
+                figures[on].append(_replay(evaluator.run_dir, target.stem, audit, memory))
     finally:
         evaluator.close()
         shutil.rmtree(evaluator.run_dir, ignore_errors=True)
@@ -103,6 +107,7 @@ def main() -> None:
     parser.add_argument("suite", nargs="?", type=Path, default=DEFAULT_SUITE)
     parser.add_argument("--every", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--switch", choices=("audit", "memory"), default="audit", help="what is switched off and on")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     tasks = sorted(
@@ -114,14 +119,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             copy = Path(scratch) / task.name
             shutil.copytree(task, copy, ignore=shutil.ignore_patterns("reference.py"))
-            results[task.name] = measure(copy, "solution.py", args.repeats)
+            results[task.name] = measure(copy, "solution.py", args.repeats, args.switch)
         print(task.name, results[task.name], flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "tiny"
         folder.mkdir()
         (folder / "tiny.py").write_text(TINY)
         (folder / "test_tiny.py").write_text(TINY_TEST)
-        results["worst case: 500 calls of x + 1"] = measure(folder, "tiny.py", args.repeats)
+        results["worst case: 500 calls of x + 1"] = measure(folder, "tiny.py", args.repeats, args.switch)
     print("worst case", results["worst case: 500 calls of x + 1"])
     tasks_only = [v for k, v in results.items() if not k.startswith("worst")]
     summary = {

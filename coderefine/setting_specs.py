@@ -87,6 +87,8 @@ _MODEL, _CACHE, _LOOP, _SANDBOX, _VERDICT, _THRESHOLDS = "Model", "Cache", "Loop
 _SWEEP = "Sweep"
 # The capability kinds the sandbox's audit hook tells apart (coderefine_sandbox/audit.py), for --allow.
 POWERS = ("network", "process", "file_write", "file_read", "native", "dynamic_code", "import", "thread", "clock")
+# What `--allow` takes: those powers, and `memory` (a candidate's peak memory per call beyond the limit).
+ALLOWABLE = (*POWERS, "memory")
 
 
 @dataclass(frozen=True)
@@ -191,10 +193,21 @@ class SettingValues:
     allow: tuple[str, ...] = setting(
         (),
         "powers a candidate may gain over the original (comma-separated): network, process, file_write, "
-        "file_read, native, dynamic_code, import, thread, clock; unset: none",
-        choices=POWERS,
+        "file_read, native, dynamic_code, import, thread, clock, memory (peak memory beyond memory_growth); "
+        "unset: none",
+        choices=ALLOWABLE,
         panel=_VERDICT,
         metavar="KINDS",
+    )
+    memory_growth: float = setting(
+        2.0,
+        "refuse a candidate whose peak memory per call is more than this many times the original's and "
+        "memory_margin_mb over it (0: never; --allow memory: shown, not refused)",
+        0.0,
+        panel=_VERDICT,
+    )
+    memory_margin_mb: float = setting(
+        8.0, "how many MiB over the original's peak memory per call a candidate may always use", 0.0, panel=_VERDICT
     )
     test_selection: str = setting(
         "auto",

@@ -131,9 +131,12 @@ def run_cli(
 
     The developer's own model settings (a key, a base URL, CODEREFINE_* variables) are left out, so that
     the default provider is the same everywhere; a test passes the ones it wants in `env`.
+    The process sandbox unless the test names one (`--sandbox`, or CODEREFINE_SANDBOX in `env`): where a
+    Docker engine answers (CI), `auto` would start a container per run, which costs seconds each and is
+    not what these tests are about; Docker has its own tests, which ask for it.
     """
     inherited = {name: value for name, value in os.environ.items() if name not in MODEL_ENVIRONMENT}
-    full_env = {**inherited, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    full_env = {**inherited, "COLUMNS": "200", "NO_COLOR": "1", "CODEREFINE_SANDBOX": "process", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "coderefine", *map(str, args)],
         cwd=cwd,

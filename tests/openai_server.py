@@ -13,6 +13,7 @@ The real `openai` client talks to it exactly as it would to a real endpoint.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Reply:
     stall_after: int | None = None  # streamed: after this many chunks, fall silent for `stall` seconds
     stall: float = 0.0
     empty_stream: bool = False  # streamed: [DONE] at once, no chunk (a server failing after its 200)
+    hang_up: bool = False  # the connection is closed with no answer (a server that crashed mid-request)
 
 
 def fault(status: int, message: str = "injected", **headers: str) -> Reply:
@@ -155,6 +157,10 @@ class OpenAIServer:
                 reply = taken[0]
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.hang_up:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 if reply.status != 200:
                     self._send(reply.status, {"error": {"message": reply.content}}, **reply.headers)
                     return

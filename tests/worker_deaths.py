@@ -21,13 +21,15 @@ def _kill_my_worker(marker):
 """
 
 
-def dying_test(marker: bytes, module: str, function: str, times: int, expected: str, deaths: str) -> str:
-    """A test of `function` (pkg.`module`, called on `list(range(n))`, must return `expected`) that kills
+def dying_test(
+    marker: bytes, module: str, function: str, times: int, expected: str, deaths: str, package: str = "pkg"
+) -> str:
+    """A test of `function` (`package`.`module`, called on `list(range(n))`, must return `expected`) that kills
     its worker the first `times` times it runs; `deaths`, a file outside the project, counts them."""
     return (
         KILL_MY_WORKER
         + f"""
-from pkg.{module} import {function}
+from {package}.{module} import {function}
 
 DEATHS = Path({deaths!r})
 

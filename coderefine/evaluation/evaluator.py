@@ -3,6 +3,8 @@
 Layout of one run's scratch folder (deleted at the end):
     original/   the project as it is, where the baseline runs; later read-only, for timing the original
     io/         the baseline's artefacts: calls.pkl (recorded calls), unstable.json
+    original-wide/, io-wide/  the same for a baseline widened to the whole suite (no test of the first
+                selection called a target); they replace the first ones when that run succeeds
     cand-N/     candidate N's workspace: the original's copy seen through links, with only the target module
                 written (layered.py); a full fresh copy when the tests write into the tree or resolve links
     io-N/       that evaluation's request and scratch files
@@ -26,6 +28,7 @@ from coderefine.errors import NoTestsFound, SandboxError
 from coderefine.evaluation import programs, reports
 from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
+from coderefine.evaluation.memory import memory_use
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.protocol import (
     REPORTS,
@@ -37,7 +40,14 @@ from coderefine.evaluation.protocol import (
     to_json,
 )
 from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
-from coderefine.evaluation.selection import Selection, after_baseline, fixed_selection, what_ran
+from coderefine.evaluation.selection import (
+    Selection,
+    after_baseline,
+    fixed_selection,
+    what_ran,
+    widened,
+    widening_failed,
+)
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.timing_lock import exclusive_lock
 from coderefine.evaluation.verdicts import judge_sufficiency, too_fast
@@ -49,6 +59,29 @@ from coderefine.records import BaselineFacts, BehaviorReport, Candidate, Evaluat
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
 from coderefine.sandboxes.process import ProcessSandbox
+
+_MIN_WIDEN_SECONDS = 10.0  # less time left than this: the first selection's run stands, not widened
+
+
+def _wide_run_problem(report: BaselineReport) -> str | None:
+    """Why a baseline over the whole suite cannot replace the first one, or None."""
+    if report.runner_error is not None or report.tests is None:
+        return report.runner_error or "the sandbox runner reported no test run"
+    run = report.tests
+    if run.collected == 0 and not run.failed:
+        return "the whole suite has no tests"
+    if run.timed_out:
+        return f"the whole suite ran out of the time left ({run.duration:.0f} s)"
+    if run.session_error:
+        return f"pytest could not run the whole suite: {run.session_error}"
+    if run.failed or run.exit_code != 0:
+        failed = run.failures[0].nodeid if run.failures else f"exit code {run.exit_code}"
+        return f"the whole suite does not pass on the original ({failed})"
+    if report.program is not None:
+        return "the whole suite runs the module as a program"
+    if report.capture is None or not report.capture.reached:
+        return "no test of the whole suite called them either"
+    return None
 
 
 class SandboxEvaluator:
@@ -149,16 +182,13 @@ class SandboxEvaluator:
     # ----------------------------------------------------------------- baseline
 
     def baseline(self, code: str) -> BaselineFacts:
-        copy_project(self.project.root, self.original_ws)
-        self.io_dir.mkdir()
-        before = snapshot(self.original_ws)
         started = time.perf_counter()
-        report = self._run(self.requests.baseline(self.settings.test_timeout), self.io_dir, ())
-        assert isinstance(report, BaselineReport)
-        written = tree_writes(before, snapshot(self.original_ws))
+        report, written = self._baseline_run(self.settings.test_timeout)
+        checked = None if self._collected_nothing(report) else self._check_baseline(report)
+        report, written, checked = self._widen(report, written, checked, started)
+        tests = checked if checked is not None else self._check_baseline(report)  # none collected: says so
         if written:
             self._use_copies(f"the tests write into the project tree (e.g. {written[0]})")
-        tests = self._check_baseline(report)
         capture = report.capture
         self_check = report.self_check
         if self_check is not None and self_check.problem is not None:
@@ -181,6 +211,7 @@ class SandboxEvaluator:
             generated_calls=generated.calls if generated is not None and generated.error is None else 0,
             boundary_calls=boundary.calls if boundary is not None else 0,
             capabilities=self_check.capabilities if self_check is not None else (),
+            peak_memory=self_check.peak_memory if self_check is not None else (),
             # the user's --bench is timed per function, whatever its calls' size
             untimed=None if self.settings.bench else too_fast(workload_seconds, compared - unstable),
         )
@@ -229,6 +260,60 @@ class SandboxEvaluator:
             timed_calls=calibration.timed_calls if calibration is not None else 0,
             tests_selected=selected,
         )
+
+    def _baseline_run(self, timeout: float) -> tuple[BaselineReport, tuple[str, ...]]:
+        """The original's run in a fresh copy of the project: its report and what its tests wrote into the tree."""
+        copy_project(self.project.root, self.original_ws)
+        self.io_dir.mkdir()
+        before = snapshot(self.original_ws)
+        report = self._run(self.requests.baseline(timeout), self.io_dir, ())
+        assert isinstance(report, BaselineReport)
+        return report, tree_writes(before, snapshot(self.original_ws))
+
+    def _collected_nothing(self, report: BaselineReport) -> bool:
+        """The first, traced selection kept no test at all (no test file names the code): widened, not refused."""
+        run = report.tests
+        return (
+            self.selection.mode == "traced"
+            and report.runner_error is None
+            and run is not None
+            and not run.session_error
+            and run.collected == 0
+            and not run.failed
+        )
+
+    def _widen(
+        self, report: BaselineReport, written: tuple[str, ...], tests: TestReport | None, started: float
+    ) -> tuple[BaselineReport, tuple[str, ...], TestReport | None]:
+        """No test of the first, traced selection called a target: trace the whole suite in the time left.
+
+        A whole-suite run that fails, finds nothing more or runs out of time changes nothing: the first
+        run's facts stand, and the selection's reason says what was tried."""
+        reached = report.capture.reached if report.capture is not None else ()
+        if self.selection.mode != "traced" or self.selection.request is None or reached or report.program:
+            return report, written, tests
+        left = self.settings.test_timeout - (time.perf_counter() - started)
+        if left < _MIN_WIDEN_SECONDS:
+            self.selection = widening_failed(self.selection, f"{left:.0f} s of --timeout left")
+            return report, written, tests
+        first = (self.original_ws, self.io_dir, self.requests)
+        self.original_ws, self.io_dir = self.run_dir / "original-wide", self.run_dir / "io-wide"
+        self.requests = replace(
+            self.requests, original_workspace=self.original_ws, baseline_io=self.io_dir, selection=None
+        )
+        wide, wide_written = self._baseline_run(left)
+        problem = _wide_run_problem(wide)
+        if problem is None:
+            self.selection = widened(self.selection)
+            wide_tests = self._check_baseline(wide)  # passed: what is left to check is where it imported from
+            shutil.rmtree(first[0], ignore_errors=True)
+            shutil.rmtree(first[1], ignore_errors=True)
+            return wide, wide_written, wide_tests
+        shutil.rmtree(self.original_ws, ignore_errors=True)
+        shutil.rmtree(self.io_dir, ignore_errors=True)
+        self.original_ws, self.io_dir, self.requests = first
+        self.selection = widening_failed(self.selection, problem)
+        return report, written, tests
 
     def _program_baseline(self, report: BaselineReport, tests: TestReport, code: str, started: float) -> BaselineFacts:
         assert report.program is not None
@@ -300,7 +385,10 @@ class SandboxEvaluator:
             report, self._metrics(candidate.code), workload, time.perf_counter() - started
         )
         evaluation = replace(evaluation, setup_seconds=round(setup, 4), timing_holds=report.timing_holds)
-        return programs.as_runs(evaluation) if self.learned.program else evaluation
+        if self.learned.program:
+            return programs.as_runs(evaluation)
+        peaks = report.behavior.peak_memory if report.behavior is not None else ()
+        return replace(evaluation, memory=memory_use(self.learned.peak_memory, peaks, self.settings))
 
     def _evaluate_in(self, candidate: Candidate, layered: bool) -> tuple[CandidateReport, float]:
         """One sandbox run of `candidate` in a workspace of its own; also the seconds setting it up took."""

@@ -110,6 +110,7 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         shown=_triple(report.shown),
         charged=_triple(report.charged),
         import_seconds=report.import_seconds,
+        import_extra=report.import_extra,
         per_function={name: (e.speedup, *e.ci) for name, e in report.per_target.items()},
         per_function_confirmation={}
         if confirmation is None
@@ -134,6 +135,7 @@ def evidence(per_target: dict[str, protocol.TargetEvidence]) -> tuple[TargetEvid
             lines=entry.lines,
             covered=entry.covered,
             missed_lines=entry.missed_lines,
+            unusable=tuple(sorted(entry.unusable.items(), key=lambda pair: (-pair[1], pair[0]))),
         )
         for target, entry in per_target.items()
     )

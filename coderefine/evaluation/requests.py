@@ -45,6 +45,8 @@ class Learned:
     capabilities: tuple[Capability, ...] = ()  # the powers the original used while replayed (audit.py)
     untimed: str | None = None  # why candidates are not timed (see verdicts.too_fast)
     program: bool = False  # candidates are judged by the program runs the tests made
+    # (call index, bytes): the original's peak memory per call in its replay (coderefine_sandbox/behaviour/memory.py)
+    peak_memory: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)

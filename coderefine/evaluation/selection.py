@@ -1,11 +1,13 @@
 """Which tests judge a run: by default only those that call the targets, found once per project state.
 
-The first run on a project state is bounded by a name heuristic: pytest collects only the test files whose
-text names the target module, a target, or a function of the module that calls one (the sandbox's
+The first run on a project state collects the test files whose text names the target module, a target, or
+a function of the module that calls one, and, within a time budget and run after those, the test files
+importing the target's top-level package, which may reach a target through any chain (the sandbox's
 selection.py). That run is the original's baseline, traced as always: the recorder notes every test that
-made a call to a target. Those tests alone then judge each candidate, and they are saved under a hash of
-the project's source and configuration files, so a later run on the same state runs only them from the
-start. `--tests PATH` overrides all this; the setting `test_selection = "all"` runs the whole suite.
+made a call to a target, through any reference (recording/capture.py). Those tests alone then judge each
+candidate, and they are saved under a hash of the project's source and configuration files, so a later run
+on the same state runs only them from the start. `--tests PATH` overrides all this; the setting
+`test_selection = "all"` runs the whole suite.
 
 pytest-testmon maps tests to the files they execute; here the question is narrower (which tests call
 these functions) and the recorder answers it already, in the sandbox's interpreter, with no coverage.py
@@ -27,7 +29,7 @@ from coderefine.evaluation.protocol import SelectionCounts, TestSelection
 from coderefine.records import TestsSelected
 
 Mode = Literal["given", "all", "traced", "cached"]
-_SCHEMA = 1
+_SCHEMA = 2  # 2: the traced run also tries the test files importing the package
 _STATE_SUFFIXES = {".py", ".pyi", ".toml", ".cfg", ".ini"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", "build", "dist"}
 
@@ -40,6 +42,8 @@ class Selection:
     reason: str
     cache_file: Path | None = None  # where a traced run's selection is saved (mode "traced")
     traced: dict[str, int] | None = None  # cached: what the traced run ran (tests, files_seen, files_kept)
+    widened_from: str | None = None  # the first selection's reason, when no test in it called a target
+    not_widened: str | None = None  # why the whole suite could not replace a first selection reaching nothing
 
 
 def default_selection_cache() -> Path:
@@ -54,8 +58,19 @@ def fixed_selection(project: Project) -> Selection:
     return Selection("all", (), None, "the whole suite")
 
 
+def tracing_budget(test_timeout: float) -> float:
+    """Seconds of the first run's baseline the test files kept only for importing the package may use: a
+    third of the test time limit, at most two minutes, so the files naming the target always fit."""
+    return min(120.0, test_timeout / 3)
+
+
 def plan_selection(
-    project: Project, targets: tuple[str, ...], source: str, setting: str, cache_dir: Path | None
+    project: Project,
+    targets: tuple[str, ...],
+    source: str,
+    setting: str,
+    cache_dir: Path | None,
+    budget: float = 0.0,
 ) -> Selection:
     """The baseline's tests: the user's --tests, the whole suite, a cached selection, or the name filter."""
     if project.tests:
@@ -72,14 +87,34 @@ def plan_selection(
             return Selection(
                 "cached",
                 (),
-                TestSelection(names=(), node_ids=node_ids, data_names=()),
+                _by_node_ids(node_ids),
                 "they called the targets when this project state was traced (cached selection)",
                 cache_file,
                 {key: int(cached[key]) for key in ("tests", "files_seen", "files_kept")},
             )
     data_names = tuple(name for name in names if name not in _module_and_classes(project.module_name, targets))
-    request = TestSelection(names=names, node_ids=(), data_names=data_names)
-    return Selection("traced", (), request, "test files naming " + _names_text(names), cache_file)
+    package = project.module_name.partition(".")[0]
+    imports = (package,) if "." in project.module_name and budget > 0 else ()  # a flat module is named already
+    request = TestSelection(
+        names=names, node_ids=(), data_names=data_names, import_names=imports, budget_seconds=budget
+    )
+    reason = "test files naming " + _names_text(names)
+    if imports:
+        reason += f" or importing {package}"
+    return Selection("traced", (), request, reason, cache_file)
+
+
+def _by_node_ids(node_ids: tuple[str, ...]) -> TestSelection:
+    return TestSelection(names=(), node_ids=node_ids, data_names=(), import_names=(), budget_seconds=0.0)
+
+
+def widened(selection: Selection) -> Selection:
+    """The whole suite, traced, after no test of the first selection called a target."""
+    return replace(selection, request=None, reason="the whole suite", widened_from=selection.reason)
+
+
+def widening_failed(selection: Selection, why: str) -> Selection:
+    return replace(selection, not_widened=why)
 
 
 def after_baseline(
@@ -100,14 +135,53 @@ def after_baseline(
         return selection, TestsSelected("cached", reason, tests_run, tests_run, seen, kept, node_ids)
     if not reached:
         reason = f"no test called the targets; candidates run the original's {tests_run} tests ({selection.reason})"
-        return selection, TestsSelected("traced", reason, tests_run, tests_run, *files)
-    narrowed = replace(selection, request=TestSelection(names=(), node_ids=reached, data_names=()))
+        if selection.not_widened is not None:
+            reason += f"; the whole suite was not traced instead: {selection.not_widened}"
+        return selection, TestsSelected("traced", reason, tests_run, tests_run, *files, **_untraced(counts))
+    narrowed = replace(selection, request=_by_node_ids(reached))
     where = f"{files[1]} of {files[0]} test files" if files[0] is not None else "the test files"
-    reason = f"they call the targets (traced in the original's run of {where}, those naming {_names_of(selection)})"
+    if selection.widened_from is not None:
+        reason = f"they call the targets (traced in the whole suite: no test in the {selection.widened_from} did"
+    else:
+        reason = f"they call the targets (traced in the original's run of {where}, those naming {_names_of(selection)}"
+    reason += _importing_text(selection, counts) + ")"
+    reaching_files = len({node.split("::")[0] for node in reached})
+    reason = f"{reason}; {reaching_files} test file{'s' if reaching_files != 1 else ''} reach them"
     if selection.cache_file is not None:
         _write_cache(selection.cache_file, reached, tests_run, counts)
         reason += "; saved for this project state"
-    return narrowed, TestsSelected("traced", reason, tests_run, len(reached), *files, node_ids=reached)
+    return narrowed, TestsSelected(
+        "traced", reason, tests_run, len(reached), *files, node_ids=reached, **_untraced(counts)
+    )
+
+
+def _untraced(counts: SelectionCounts | None) -> dict[str, int | None]:
+    if counts is None:
+        return {}
+    return {
+        "files_importing": counts.files_importing,
+        "files_untraced": counts.files_untraced,
+        "tests_untraced": counts.tests_untraced,
+        "files_unimportable": counts.files_unimportable,
+    }
+
+
+def _importing_text(selection: Selection, counts: SelectionCounts | None) -> str:
+    """', and 3 importing sqlparse (2 more not traced: out of the 100 s budget)'."""
+    request = selection.request
+    if request is None or not request.import_names or counts is None:
+        return ""
+    text = f", and {counts.files_importing} importing {', '.join(request.import_names)}"
+    if counts.files_untraced or counts.tests_untraced:
+        left = []
+        if counts.files_untraced:
+            left.append(f"{counts.files_untraced} more test files")
+        if counts.tests_untraced:
+            left.append(f"{counts.tests_untraced} of their tests")
+        text += f"; {' and '.join(left)} not traced: out of the {request.budget_seconds:g} s tracing budget"
+    if counts.files_unimportable:
+        text += f"; {counts.files_unimportable} of them left out: pytest could not import them"
+    return text
 
 
 def what_ran(selection: Selection) -> str:

@@ -46,6 +46,8 @@ class EvaluationSettings:
     allow_insufficient_tests: bool = _user_default("allow_insufficient_tests")
     script: bool = False  # the module runs as a program: with no recorded calls its tests alone judge it
     allow: tuple[str, ...] = _user_default("allow")  # capability kinds a candidate may gain (see audit.py)
+    memory_growth: float = _user_default("memory_growth")  # peak memory per call: the limit's ratio ...
+    memory_margin_mb: float = _user_default("memory_margin_mb")  # ... and MiB over the original's
     gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
     boundary_inputs: int = _user_default("boundary_inputs")  # boundary variants of the recorded calls; 0: none
     boundary_seconds: float = 2.0  # the original's time to derive and check them (the variants left are dropped)
@@ -91,6 +93,8 @@ class EvaluationSettings:
             min_coverage=settings.min_coverage,
             allow_insufficient_tests=settings.allow_insufficient_tests,
             allow=settings.allow,
+            memory_growth=settings.memory_growth,
+            memory_margin_mb=settings.memory_margin_mb,
             output_match=settings.output_match,
             compare_stderr=settings.compare_stderr,
             min_runs=settings.min_runs,

@@ -20,6 +20,7 @@ from coderefine.records import (
     Baseline,
     Evaluation,
     FunctionVerdict,
+    MemoryUse,
     Mismatch,
     Refusal,
     Sufficiency,
@@ -79,6 +80,13 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
         if example is None:
             return f"behaviour changed on {behavior.boundary_mismatches} inputs the tests never tried"
         return boundary_counterexample(example)
+    memory = evaluation.memory
+    if memory is not None and memory_grew(memory) and not memory.allowed:
+        return (
+            f"refused: peak memory per call grew to {mib(memory.candidate)} (original {mib(memory.original)}; "
+            f"the limit is {memory.max_ratio:g}x and {mib(memory.min_growth)} over it) on the {memory.calls} "
+            "recorded calls with the largest inputs; allow it with --allow memory"
+        )
     return None
 
 
@@ -96,6 +104,20 @@ def boundary_counterexample(example: Mismatch) -> str:
     if example.kind == "stdout":
         return f"{where} printed {example.expected} on the original but {example.got} on the candidate"
     return f"{where} {example.kind}: expected {example.expected}, got {example.got}"
+
+
+def memory_grew(memory: MemoryUse) -> bool:
+    """More than `max_ratio` times the original's peak memory per call and at least `min_growth` bytes over
+    it: both, so that a small function doubling a few KiB, or a large one adding a little, is never refused."""
+    if memory.max_ratio <= 0:
+        return False
+    return memory.candidate > memory.max_ratio * memory.original and memory.candidate - memory.original >= (
+        memory.min_growth
+    )
+
+
+def mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 def refusal_reason(refused: tuple[Refusal, ...]) -> str:
@@ -160,13 +182,30 @@ def judge_sufficiency(
         )
     problems = []
     if calls < min_calls:
-        problems.append(f"{calls} usable recorded call{'s' if calls != 1 else ''} (needs {min_calls})")
+        problems.append(too_few_calls(gated, calls, min_calls))
     if lines and covered / lines < min_coverage:
         share = f"{covered / lines:.0%} (needs {min_coverage:.0%})"
         problems.append(f"{covered}/{lines} lines of the targets run by the tests, {share}")
     if not problems:
         return result(True, True, "")
     return result(True, False, "insufficient tests: " + ", ".join(problems))
+
+
+def too_few_calls(gated: list[TargetEvidence], calls: int, min_calls: int, shown: int = 3) -> str:
+    """'1 usable recorded call (needs 3)', and when calls were made but not usable, which and why: '0 usable
+    recorded calls of 500 (needs 3; 500: argument 1 is a generator ...)' (the `shown` commonest reasons, named
+    by target when several targets have some)."""
+    text = f"{calls} usable recorded call{'s' if calls != 1 else ''}"
+    reasons = [(count, e.target, reason) for e in gated for reason, count in e.unusable]
+    if not reasons:
+        return f"{text} (needs {min_calls})"
+    made = sum(e.calls for e in gated)
+    several = len({target for _, target, _ in reasons}) > 1
+    reasons.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+    named = [f"{count}{f' in {target}' if several else ''}: {reason}" for count, target, reason in reasons[:shown]]
+    if len(reasons) > shown:
+        named.append(f"{len(reasons) - shown} more reason{'s' if len(reasons) - shown != 1 else ''}")
+    return f"{text} of {made} (needs {min_calls}; {'; '.join(named)})"
 
 
 def judge_runs(
@@ -289,13 +328,15 @@ def flattered_by_repetition(timing: Timing) -> bool:
 
 
 def import_eats_it(timing: Timing) -> bool:
-    """Work moved to import time: the candidate's extra import work is at least half the time it saves
-    per pass, and with each side's import charged the speedup no longer clears the floor."""
-    if timing.charged is None or timing.import_seconds is None:
+    """Work moved to import time: the readings show the candidate's import taking longer (the lower bound of
+    the paired difference's interval is above zero), that sure extra is at least half the time it saves per
+    pass, and with each side's import charged the speedup no longer clears the floor. One reading of each
+    side is not evidence: the noise of an import both sides make would refuse correct candidates."""
+    if timing.charged is None or timing.import_extra is None:
         return False
-    extra = timing.import_seconds[1] - timing.import_seconds[0]
+    _, extra_low, _ = timing.import_extra
     saved = timing.original_seconds - timing.candidate_seconds
-    return extra > 0 and extra >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
+    return extra_low > 0 and extra_low >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
 
 
 def gamed_speedup(timing: Timing, figure: str) -> str | None:
@@ -308,12 +349,14 @@ def gamed_speedup(timing: Timing, figure: str) -> str | None:
             f"fast only on the shown inputs: {shown:.2f}x [{shown_low:.2f}, {shown_high:.2f}] on the calls the "
             f"prompts may show, {held:.2f}x [{held_low:.2f}, {held_high:.2f}] on held-out calls ({figure} overall)"
         )
-    if import_eats_it(timing) and timing.charged is not None and timing.import_seconds is not None:
+    if import_eats_it(timing) and timing.charged is not None and timing.import_extra is not None:
         charged, low, high = timing.charged
-        before, after = timing.import_seconds
+        before, after = timing.import_seconds or (0.0, 0.0)
+        extra, extra_low, extra_high = timing.import_extra
         return (
-            f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms); "
-            f"with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
+            f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms), "
+            f"{extra * 1e3:.2f} ms more [{extra_low * 1e3:.2f}, {extra_high * 1e3:.2f}] over {timing.pairs} "
+            f"paired readings; with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
         )
     return None
 

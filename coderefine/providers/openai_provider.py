@@ -10,6 +10,7 @@ own (`max_retries`, honouring Retry-After); what is left after them becomes one 
 from __future__ import annotations
 
 import json
+import socket
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -302,10 +303,31 @@ class OpenAIProvider:
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
             reason = f": {cause}" if cause else ""
-            return ProviderError(f"cannot connect to {endpoint}{after}{reason}")
+            if _never_connected(exc):
+                return ProviderError(f"cannot connect to {endpoint}{after}{reason}")
+            # The server took the request and then dropped the connection: nothing is wrong with the address,
+            # the server itself failed (a local server that crashed or ran out of memory mid-answer).
+            return ProviderError(
+                f"{endpoint} closed the connection during {what} without answering{after}{reason}; "
+                "check the server's log (it may have crashed)"
+            )
         return ProviderError(
             f"{endpoint} answered {what} with something that is not a chat completion{detail or ': ' + str(exc)}"
         )
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """Whether the request never reached the server (refused, unresolvable, unreachable), as opposed to a
+    connection the server closed after taking the request."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        # By name: the HTTP layer under openai is httpx or, in newer releases, httpx2.
+        if type(seen).__name__ in ("ConnectError", "ConnectTimeout"):
+            return True
+        if isinstance(seen, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _detail(exc: openai.APIError) -> str:

@@ -24,6 +24,8 @@ class TargetEvidence:
     lines: int  # its lines (statements), nested code included
     covered: int  # the lines the tests ran
     missed_lines: tuple[int, ...] = ()
+    # why the calls that are not usable are not, most calls first: (reason, calls) ("argument 1 is a socket")
+    unusable: tuple[tuple[str, int], ...] = ()
 
     @property
     def coverage(self) -> float | None:

@@ -55,6 +55,10 @@ class TestsSelected:
     files_seen: int | None = None  # test files pytest found (None: no name filter applied)
     files_kept: int | None = None  # of them, the ones the name filter kept
     node_ids: tuple[str, ...] = ()  # the tests each candidate runs, when a selection named them
+    files_importing: int | None = None  # of files_kept, those kept only for importing the target's package
+    files_untraced: int | None = None  # test files importing the package that the tracing budget left out
+    tests_untraced: int | None = None  # collected tests of such files the budget left unrun
+    files_unimportable: int | None = None  # such files pytest could not import (left out, not failed)
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ class Timing:
     # (speedup, low, high) with each side's import work charged to its pass, and that work in seconds.
     charged: tuple[float, float, float] | None = None
     import_seconds: tuple[float, float] | None = None  # (original, candidate)
+    # The candidate's import seconds minus the original's over the paired processes: (mean, low, high), 95%.
+    import_extra: tuple[float, float, float] | None = None
     # The original's seconds on the held-out calls over its seconds on the shown ones (their relative cost).
     held_out_cost: float | None = None
     # (speedup, low, high) on later passes, when the verdict's basis is the first pass: what a cache kept
@@ -125,6 +131,21 @@ class Timing:
     # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
     # (speedup, low, high), reported beside the whole process's, which is the verdict's.
     after_startup: tuple[float, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """Peak memory per call, original and candidate, on the same recorded calls (those with the largest
+    arguments): how far the sandbox process's resident high-water mark rose during each call, the largest
+    over the calls read on both sides, in bytes; and the limit it is held to (the verdict is
+    coderefine.evaluation.verdicts.memory_grew)."""
+
+    original: int
+    candidate: int
+    calls: int  # calls read on both sides
+    max_ratio: float  # refused when more than this many times the original's peak ...
+    min_growth: int  # ... and at least this many bytes over it (max_ratio 0: no limit)
+    allowed: bool  # `--allow memory`: shown, never refused
 
 
 @dataclass(frozen=True)
@@ -161,3 +182,4 @@ class Evaluation:
     # When this evaluation held the machine's timing lock (wall-clock start, end): `bench --jobs` and `sweep`
     # report them, the evidence that no two timing runs overlapped.
     timing_holds: tuple[tuple[float, float], ...] = ()
+    memory: MemoryUse | None = None  # peak memory per call before and after; None: not read on both sides

@@ -14,7 +14,7 @@ from coderefine.errors import CoderefineError, ExitCode, UsageError, error_recor
 from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
-from coderefine.evaluation.selection import default_selection_cache, plan_selection
+from coderefine.evaluation.selection import default_selection_cache, plan_selection, tracing_budget
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
 from coderefine.pool import available_cpus
@@ -124,7 +124,8 @@ class _Run:
         evaluation_settings = self._evaluation_settings(task, source, targets, bench, project.root)
         settings = options.settings
         cache = default_selection_cache() if settings.cache else None
-        selection = plan_selection(project, targets, source.text, settings.test_selection, cache)
+        budget = tracing_budget(settings.timeout)
+        selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget)
         evaluator = SandboxEvaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
         try:

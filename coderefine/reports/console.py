@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from coderefine.records import INSUFFICIENT_TESTS, Baseline, BoundaryInputs, GeneratedInputs, Iteration, Result, Usage
-from coderefine.reports.evidence import per_function_evidence, verification_evidence
+from coderefine.reports.evidence import basis_evidence, per_function_evidence, verification_evidence
 from coderefine.reports.selection import selection_text
 
 
@@ -118,6 +118,9 @@ class ConsoleView:
         draft = f", round {iteration.round} draft {iteration.draft}" if iteration.draft else ""
         text = Text.from_markup(f"[bold]attempt {iteration.index}[/] ({iteration.role.value}{draft}): {mark}: ")
         text.append(iteration.verdict.reason)
+        basis = basis_evidence(iteration.evaluation.timing if iteration.evaluation is not None else None)
+        if basis and "first pass" not in iteration.verdict.reason:  # a warm-gain refusal says so itself
+            text.append(f" ({basis})")
         self.console.print(text)
 
     def close(self) -> None:
@@ -282,6 +285,8 @@ def summary_line(result: Result) -> str:
     timing = best.evaluation.timing
     if timing is not None and per_function_evidence(timing) and not best.functions:
         evidence.append(per_function_evidence(timing))
+    if basis_evidence(timing):
+        evidence.append(basis_evidence(timing))
     action = f"written to {result.file}" if result.written else "rerun with --write to apply it"
     return (
         f"status: {result.status} - attempt {best.index}: {best.verdict.reason}; {', '.join(evidence)} "

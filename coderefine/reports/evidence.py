@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from coderefine.records import Evaluation, Timing
+from coderefine.evaluation.verdicts import mib
+from coderefine.records import Evaluation, MemoryUse, Timing
 
 
 def verification_evidence(evaluation: Evaluation) -> list[str]:
@@ -17,7 +18,17 @@ def verification_evidence(evaluation: Evaluation) -> list[str]:
         parts.append(f"{behavior.generated_compared} generated inputs identical")
     if behavior is not None and behavior.boundary_compared:
         parts.append(f"{behavior.boundary_compared} inputs the tests never tried identical")
+    if evaluation.memory is not None:
+        parts.append(memory_evidence(evaluation.memory))
     return parts
+
+
+def memory_evidence(memory: MemoryUse) -> str:
+    """Peak memory per call before and after, and what it was read on."""
+    return (
+        f"peak memory per call {mib(memory.original)} before, {mib(memory.candidate)} after "
+        f"({memory.calls} recorded call{'s' if memory.calls != 1 else ''} with the largest inputs)"
+    )
 
 
 def timing_evidence(timing: Timing) -> str:
@@ -28,6 +39,18 @@ def timing_evidence(timing: Timing) -> str:
         f"the lower bound had to clear +{timing.min_speedup:.0%}"
         + (", in each series" if timing.confirmation is not None else "")
     )
+
+
+def basis_evidence(timing: Timing | None) -> str:
+    """When the first pass of each process decided the speedup (later passes were flattered by state kept
+    between calls), that fact and the steady figure beside it; empty otherwise."""
+    if timing is None or timing.basis != "first":
+        return ""
+    text = "decided on the first pass of each process (later passes were flattered by state kept between calls)"
+    if timing.steady is not None:
+        steady, low, high = timing.steady
+        text += f"; steady {steady:.2f}x [{low:.2f}, {high:.2f}]"
+    return text
 
 
 def per_function_evidence(timing: Timing) -> str:

@@ -6,7 +6,7 @@ every claim in a prompt is something that was measured.
 
 from __future__ import annotations
 
-from coderefine.evaluation.verdicts import boundary_counterexample, confirmed, faster
+from coderefine.evaluation.verdicts import boundary_counterexample, confirmed, faster, mib
 from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
 from coderefine.reports.program_facts import program_baseline_lines, program_timing_note
 
@@ -133,6 +133,17 @@ def trust_lines(evaluation: Evaluation) -> list[str]:
         lines.append(
             f"- Import time (module-level work, charged to the speedup): original {_seconds(before)}, "
             f"this version {_seconds(after)}."
+        )
+    memory = evaluation.memory
+    if memory is not None:
+        lines.append(
+            f"- Peak memory per call (on the {memory.calls} recorded calls with the largest inputs): original "
+            f"{mib(memory.original)}, this version {mib(memory.candidate)}"
+            + (
+                f"; more than {memory.max_ratio:g}x and {mib(memory.min_growth)} over the original is refused."
+                if memory.max_ratio > 0 and not memory.allowed
+                else "."
+            )
         )
     if timing is not None and timing.held_out is not None:
         held, low, high = timing.held_out

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from coderefine import __version__
-from coderefine.evaluation.verdicts import faster
+from coderefine.evaluation.verdicts import faster, memory_grew
 from coderefine.records import BoundaryInputs, Evaluation, GeneratedInputs, Iteration, Mismatch, Result, Sufficiency
 from coderefine.reports.selection import selection_dict
 
@@ -78,10 +78,28 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "import_seconds": {"original": t.import_seconds[0], "candidate": t.import_seconds[1]}
         if t.import_seconds
         else None,
+        # the candidate's extra import seconds over the paired processes: [mean, low, high] (95%)
+        "import_extra_seconds": list(t.import_extra) if t.import_extra else None,
         # each target's own [speedup, low, high]; the figures above are the workload-weighted total
         "per_function": {name: list(figure) for name, figure in t.per_function.items()},
         **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
         **({"steady_speedup_ci": list(t.steady)} if t.steady is not None else {}),
+    }
+
+
+def _memory(evaluation: Evaluation | None) -> dict[str, Any] | None:
+    """Peak memory per call before and after (bytes), the calls read, the limit, and whether it was exceeded."""
+    if evaluation is None or evaluation.memory is None:
+        return None
+    memory = evaluation.memory
+    return {
+        "original_peak_bytes": memory.original,
+        "candidate_peak_bytes": memory.candidate,
+        "calls": memory.calls,
+        "max_ratio": memory.max_ratio,
+        "min_growth_bytes": memory.min_growth,
+        "exceeded": memory_grew(memory),
+        "allowed": memory.allowed,
     }
 
 
@@ -153,6 +171,7 @@ def _iteration(iteration: Iteration) -> dict[str, Any]:
         "behavior": _behavior(iteration.evaluation),
         "timing": _timing(iteration.evaluation),
         "refused": _refused(iteration.evaluation),
+        "memory": _memory(iteration.evaluation),
         "changed": list(candidate.changed) if candidate else [],
         "notes": list(candidate.notes) if candidate else [],
         "evaluated": iteration.evaluation is not None,
@@ -225,6 +244,7 @@ def report_dict(result: Result) -> dict[str, Any]:
                     "lines": e.lines,
                     "covered": e.covered,
                     "missed_lines": list(e.missed_lines),
+                    "unusable": dict(e.unusable),
                 }
                 for e in result.baseline.evidence
             },

@@ -288,6 +288,9 @@ def _improvement_result(result: Result, rule_index: int, root: Path) -> dict[str
         properties.update(
             speedup=round(timing.speedup, 4), speedup_ci=[round(timing.ci_low, 4), round(timing.ci_high, 4)]
         )
+    memory = best.evaluation.memory
+    if memory is not None:
+        properties.update(peak_memory_bytes={"original": memory.original, "candidate": memory.candidate})
     sarif_result: dict[str, Any] = {
         "ruleId": rule_id,
         "ruleIndex": rule_index,

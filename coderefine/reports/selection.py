@@ -34,4 +34,8 @@ def selection_dict(selected: TestsSelected | None) -> dict[str, Any] | None:
         "test_files": selected.files_seen,
         "test_files_run": selected.files_kept,
         "tests": list(selected.node_ids[:MAX_LISTED]),
+        "test_files_importing": selected.files_importing,
+        "test_files_untraced": selected.files_untraced,
+        "tests_untraced": selected.tests_untraced,
+        "test_files_unimportable": selected.files_unimportable,
     }

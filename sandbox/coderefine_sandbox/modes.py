@@ -72,7 +72,7 @@ def baseline(request: RunnerRequest) -> BaselineReport:
             return report
         unstable = self_check.mismatch_indices
         write_unstable(request.unstable_path, unstable)
-        report.evidence = evidence(recording, records, unstable)
+        report.evidence = evidence(recording, records, unstable, self_check.mismatch_kinds)
         if request.generate is not None:
             report.generated = generate(request, workspace)
         if request.boundary is not None:
@@ -89,17 +89,26 @@ def baseline(request: RunnerRequest) -> BaselineReport:
 
 
 def evidence(
-    recording: RecordingSummary, records: list[dict[str, Any]], unstable: tuple[int, ...]
+    recording: RecordingSummary,
+    records: list[dict[str, Any]],
+    unstable: tuple[int, ...],
+    unstable_kinds: tuple[str, ...] = (),
 ) -> dict[str, TargetEvidence]:
     """Per target, what the tests give to judge candidates by: outermost calls made, calls recorded, calls
-    usable (recorded, replayable and deterministic), and the target's lines the tests ran."""
-    excluded = set(unstable)
+    usable (recorded, replayable and deterministic), the target's lines the tests ran, and why the others
+    are not usable (recording's reasons, and what differed on the original's second run)."""
+    excluded = dict(zip(unstable, unstable_kinds or ("",) * len(unstable), strict=True))
     recorded = dict.fromkeys(recording.counts, 0)
     usable = dict.fromkeys(recording.counts, 0)
+    reasons = {target: dict(recording.reasons.get(target, {})) for target in recording.counts}
     for index, record in enumerate(records):
-        if record["target"] in recorded:
-            recorded[record["target"]] += 1
-            usable[record["target"]] += index not in excluded
+        target = record["target"]
+        if target in recorded:
+            recorded[target] += 1
+            usable[target] += index not in excluded
+            if index in excluded:
+                reason = not_deterministic(excluded[index])
+                reasons[target][reason] = reasons[target].get(reason, 0) + 1
     found = {}
     for target, calls in recording.counts.items():
         lines = recording.coverage.get(target, TargetLines(lines=(), covered=()))
@@ -110,8 +119,24 @@ def evidence(
             lines=len(lines.lines),
             covered=len(lines.covered),
             missed_lines=tuple(sorted(set(lines.lines) - set(lines.covered))),
+            unusable=reasons[target],
         )
     return found
+
+
+def not_deterministic(kind: str) -> str:
+    """Why an unstable call is unusable, from what differed when the original replayed its own recording."""
+    later = kind.startswith("repeat ")
+    what = {
+        "return": "returned a different value",
+        "exception": "raised differently",
+        "mutation": "changed its arguments differently",
+        "stdout": "printed differently",
+        "yield": "yielded differently",
+        "consumption": "took differently from an iterator argument",
+    }.get(kind.removeprefix("repeat "), "behaved differently")
+    runs = "on a later run of the original (state kept between calls)" if later else "on two runs of the original"
+    return f"not deterministic: {what} {runs}"
 
 
 def candidate(request: RunnerRequest) -> CandidateReport:

@@ -119,6 +119,32 @@ def test_namespace_package_with_tox_ini_and_setup_cfg_testpaths(cli, tmp_path):
     assert data["baseline"]["tests"] == {"passed": 1, "failed": 0}, data["_out"]  # testpaths honoured
 
 
+def test_hypothesis_tests_run_with_its_plugin_only_where_the_project_names_it(cli, tmp_path):
+    # Hypothesis's pytest plugin costs about a second per pytest process: it is left out unless the
+    # project's configuration or a conftest names hypothesis (recording/plugins.py); @given needs only the
+    # package, and a profile or option in the configuration keeps the plugin.
+    given_test = (
+        "from hypothesis import given, strategies as st\nfrom calc import total\n\n\n"
+        "@given(st.lists(st.integers(), max_size=5))\ndef test_total(values):\n"
+        "    assert total(values) == sum(values)\n"
+    )
+    plain = write(tmp_path / "given", {"pytest.ini": "[pytest]\n", "calc.py": CALC, "test_calc.py": given_test})
+    data = run(cli, tmp_path, plain / "calc.py")
+    assert data["baseline"]["tests"] == {"passed": 1, "failed": 0}, data["_out"]
+
+    profiled = write(
+        tmp_path / "profiled",
+        {
+            "pytest.ini": "[pytest]\naddopts = --hypothesis-profile=quick --hypothesis-show-statistics\n",
+            "conftest.py": "from hypothesis import settings\n\nsettings.register_profile('quick', max_examples=5)\n",
+            "calc.py": CALC,
+            "test_calc.py": given_test,
+        },
+    )
+    data = run(cli, tmp_path, profiled / "calc.py")  # without the plugin pytest refuses these options
+    assert data["baseline"]["tests"] == {"passed": 1, "failed": 0}, data["_out"]
+
+
 def test_a_baseline_time_out_and_an_uninstalled_project_say_what_is_wrong(cli, tmp_path):
     slow = write(
         tmp_path / "slow",

@@ -113,27 +113,8 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     feedback_prompt = json.loads((trace / "004-feedback.json").read_text())["request"]["messages"][-1]["content"]
     assert "Speed:" in feedback_prompt and "95% interval" in feedback_prompt
     assert "14 recorded calls replayed" in feedback_prompt
-
-    # The trace replays: the saved script reproduces the same trajectory.
-    replay_report = tmp_path / "replay.json"
-    proc = cli(
-        "optimize",
-        task / "solution.py",
-        "--provider",
-        "scripted",
-        "--script",
-        trace / "script.json",
-        "--report",
-        replay_report,
-        "--patience",
-        "3",
-        "--timing-pairs",
-        "3",
-    )
-    assert proc.returncode == 0, proc.stderr
-    replayed = json.loads(replay_report.read_text())
-    verdicts = [(it["verdict"], it["reason"]) for it in replayed["iterations"]]
-    assert [verdict for verdict, _ in verdicts] == ["rejected", "accepted", "rejected"], verdicts
+    # (That the saved trace replays to the same verdicts is checked by the drafts e2e test and, without
+    # the model, by tests/providers/test_openai.py: not again here, in the serial phase.)
 
 
 @pytest.mark.timed

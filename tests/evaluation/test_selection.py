@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from coderefine_sandbox.protocol import SelectionCounts
+from coderefine_sandbox.protocol import BaselineReport, CaptureSummary, SelectionCounts
 
+from coderefine.evaluation.evaluator import _wide_run_problem
 from coderefine.evaluation.project import resolve_project
 from coderefine.evaluation.selection import (
     after_baseline,
@@ -14,7 +16,10 @@ from coderefine.evaluation.selection import (
     project_state,
     selection_names,
     what_ran,
+    widened,
+    widening_failed,
 )
+from tests.sandbox_runner.samples import test_run
 
 SOURCE = """
 def _digits(n):
@@ -68,7 +73,7 @@ def test_a_traced_run_narrows_the_candidates_and_is_cached_per_project_state(tmp
     assert first.request.node_ids == () and "naming" in what_ran(first)
     assert first.request.data_names == ("_digits", "fmt", "shout")  # not the module's name "numbers"
     reached = ("tests/test_numbers.py::test_shout",)
-    narrowed, facts = after_baseline(first, reached, 12, SelectionCounts(files_seen=9, files_kept=2, deselected=0))
+    narrowed, facts = after_baseline(first, reached, 12, SelectionCounts(9, 2, 0, 0, 0, 0, 0))
     assert narrowed.request is not None and narrowed.request.node_ids == reached
     assert (facts.mode, facts.baseline_tests, facts.candidate_tests, facts.files_seen, facts.files_kept) == (
         "traced",
@@ -82,7 +87,7 @@ def test_a_traced_run_narrows_the_candidates_and_is_cached_per_project_state(tmp
 
     again = plan_selection(proj, ("_digits",), SOURCE, "auto", cache)
     assert again.mode == "cached" and again.request is not None and again.request.node_ids == reached
-    _, cached_facts = after_baseline(again, reached, 1, SelectionCounts(0, 0, 0))
+    _, cached_facts = after_baseline(again, reached, 1, SelectionCounts(0, 0, 0, 0, 0, 0, 0))
     assert "12 tests traced then, from 2 of 9 test files" in cached_facts.reason
 
     (proj.root / "tests" / "test_numbers.py").write_text("from pkg.numbers import shout  # changed\n")
@@ -105,3 +110,29 @@ def test_project_state_follows_sources_and_config_not_other_files(tmp_path):
     assert project_state(tmp_path) == before
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\n")
     assert project_state(tmp_path) != before
+
+
+def test_a_whole_suite_run_replaces_the_first_selection_only_when_it_passes_and_reaches_a_target(tmp_path):
+    passing = replace(test_run(), failed=0, exit_code=0, failures=())
+    reached = CaptureSummary(3, {"f": 3}, {"f": 0}, False, ("f",), None, ("tests/test_api.py::test_render",))
+    assert _wide_run_problem(BaselineReport(tests=passing, capture=reached)) is None
+    assert _wide_run_problem(BaselineReport(runner_error="the sandbox runner failed: boom")) == (
+        "the sandbox runner failed: boom"
+    )
+    assert _wide_run_problem(BaselineReport(tests=test_run(), capture=reached)) == (
+        "the whole suite does not pass on the original (tests/test_mod.py::test_f)"
+    )
+    timed_out = replace(passing, timed_out=True, duration=80.2)
+    assert "ran out of the time left (80 s)" in _wide_run_problem(BaselineReport(tests=timed_out, capture=reached))
+    nobody = replace(reached, reached=())
+    assert (
+        _wide_run_problem(BaselineReport(tests=passing, capture=nobody))
+        == "no test of the whole suite called them either"
+    )
+
+    first = plan_selection(project(tmp_path), ("unrelated",), SOURCE, "auto", None, budget=30.0)
+    _, facts = after_baseline(widening_failed(first, "the whole suite has no tests"), (), 5, None)
+    assert "the whole suite was not traced instead: the whole suite has no tests" in facts.reason
+    wide, facts = after_baseline(widened(first), ("t.py::a",), 40, None)
+    assert wide.request is not None and wide.request.node_ids == ("t.py::a",)
+    assert facts.reason.startswith("they call the targets (traced in the whole suite: no test in the test files naming")

@@ -32,6 +32,7 @@ FAST = Timing(
     shown=(2.1, 1.9, 2.3),
     charged=(1.95, 1.75, 2.15),
     import_seconds=(0.0001, 0.0002),
+    import_extra=(0.0001, 0.00005, 0.00015),
 )
 
 
@@ -66,12 +67,26 @@ def test_a_speedup_only_on_the_shown_inputs_is_rejected_saying_so(held_out, show
 
 
 def test_work_moved_to_import_time_is_charged():
-    # The candidate's import does the original's pass; charged, no speedup is left.
-    moved = dataclasses.replace(FAST, charged=(1.01, 0.9, 1.12), import_seconds=(0.0001, 0.019))
+    # The candidate's import does the original's pass, in every paired reading; charged, no speedup is left.
+    moved = dataclasses.replace(
+        FAST, charged=(1.01, 0.9, 1.12), import_seconds=(0.0001, 0.019), import_extra=(0.0189, 0.0185, 0.0193)
+    )
     verdict = _judge(moved)
     assert not verdict.accepted and verdict.reason.startswith("work moved to import time: importing takes 19.00 ms")
+    assert "18.90 ms more [18.50, 19.30] over 8 paired readings" in verdict.reason
     # A little more import work than the original, when the gain survives it, is no reason to refuse.
-    assert _judge(dataclasses.replace(FAST, import_seconds=(0.0001, 0.002))).accepted
+    little = dataclasses.replace(FAST, import_seconds=(0.0001, 0.002), import_extra=(0.0019, 0.0015, 0.0023))
+    assert _judge(little).accepted
+
+
+def test_the_noise_of_an_import_both_sides_make_is_never_charged():
+    # issue 24: 205.14 ms against 187.57 ms for the same numpy import, a millisecond workload; charged 1.00x.
+    noisy = dataclasses.replace(FAST, charged=(1.0, 0.91, 1.09), import_seconds=(0.18757, 0.20514))
+    assert not _judge(dataclasses.replace(noisy, import_extra=(0.01757, 0.01757, 0.01757))).accepted  # a sure gap
+    # The paired readings straddle zero: the difference is not there, the speedup stands.
+    assert _judge(dataclasses.replace(noisy, import_extra=(0.01757, -0.004, 0.039))).accepted
+    # One reading of each side (no interval) is not evidence either.
+    assert _judge(dataclasses.replace(noisy, import_extra=None)).accepted
 
 
 def test_held_out_calls_never_reach_the_prompt():
@@ -159,3 +174,57 @@ def test_the_sandbox_refuses_a_power_the_original_never_used(make_project):
     assert (network or "").startswith("refused: uses a power the original never used: network (socket"), network
     assert "in scale([], 3)" in (network or "") and "more" not in (network or "")  # `import socket` allowed
     assert (dynamic or "").startswith("refused: uses a power the original never used: dynamic_code"), dynamic
+
+
+SQUARES = """
+import asyncio  # noqa: F401  (both versions import it: its ~50 ms is never charged to either)
+
+
+def squares(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+"""
+SQUARES_TESTS = """
+from mod import squares
+
+
+def test_squares():
+    for n in (20000, 30000, 40000, 50000, 60000, 70000):
+        assert squares(n) == sum(i * i for i in range(n))
+"""
+CLOSED_FORM = SQUARES + "\n\ndef squares(n):\n    return (n - 1) * n * (2 * n - 1) // 6\n"
+# The adversarial candidate: every tested answer computed at import, looked up per call.
+AT_IMPORT = (
+    SQUARES
+    + "\n\n_TABLE = {n: squares(n) for n in (20000, 30000, 40000, 50000, 60000, 70000)}\n\n\n"
+    + ("def squares(n, _slow=squares):\n    return _TABLE[n] if n in _TABLE else _slow(n)\n")
+)
+
+
+@pytest.mark.slow
+def test_import_time_is_charged_only_for_a_difference_the_readings_show(make_project):
+    from coderefine.evaluation.evaluator import SandboxEvaluator
+    from coderefine.evaluation.project import resolve_project
+    from coderefine.evaluation.settings import EvaluationSettings
+    from coderefine.evaluation.verdicts import speed_verdict
+    from coderefine.refine.candidate import original_candidate
+    from coderefine.sandboxes.registry import make_sandbox
+
+    root = make_project({"mod.py": SQUARES, "test_mod.py": SQUARES_TESTS})
+    settings = EvaluationSettings(measure_speed=True, timing_pairs=3)
+    evaluator = SandboxEvaluator(resolve_project(root / "mod.py"), ("squares",), make_sandbox("process"), settings)
+    try:
+        facts = evaluator.baseline(SQUARES)
+        honest, table = (evaluator.evaluate(original_candidate(code)) for code in (CLOSED_FORM, AT_IMPORT))
+    finally:
+        evaluator.close()
+    baseline = Baseline.scored(facts, 1.0)
+    assert honest.timing is not None and honest.timing.import_seconds is not None
+    # The shared asyncio import was made untimed on both sides: each side's body alone is read.
+    assert max(honest.timing.import_seconds) < 0.01, honest.timing.import_seconds
+    assert speed_verdict(honest, baseline).accepted, speed_verdict(honest, baseline).reason
+    verdict = speed_verdict(table, baseline)
+    assert not verdict.accepted and verdict.reason.startswith("work moved to import time: importing takes"), verdict
+    assert table.timing is not None and table.timing.import_extra is not None and table.timing.import_extra[1] > 0

@@ -329,6 +329,37 @@ def test_the_gate_judges_the_runs_targets_together():
     assert not program.applies and not program.blocks
 
 
+def test_too_few_usable_calls_are_named_with_why_the_others_are_not_usable():
+    consume = TargetEvidence(
+        "consume",
+        calls=500,
+        recorded=500,
+        usable=0,
+        lines=4,
+        covered=4,
+        unusable=(("argument 1 is a generator already consumed", 500),),
+    )
+    options = {"min_calls": 3, "min_coverage": 0.5, "allowed": False, "script": False}
+    gate = judge_sufficiency((consume,), ("consume",), **options)
+    assert gate.reason == (
+        "insufficient tests: 0 usable recorded calls of 500 (needs 3; 500: argument 1 is a generator already consumed)"
+    )
+    sieve = TargetEvidence(
+        "sieve",
+        calls=4,
+        recorded=2,
+        usable=1,
+        lines=4,
+        covered=4,
+        unusable=(("not recorded: over the limit of 2 calls", 2), ("a", 1), ("b", 1), ("c", 1)),
+    )
+    gate = judge_sufficiency((consume, sieve), ("consume", "sieve"), **options)
+    assert gate.reason == (
+        "insufficient tests: 1 usable recorded call of 504 (needs 3; 500 in consume: argument 1 is a generator"
+        " already consumed; 2 in sieve: not recorded: over the limit of 2 calls; 1 in sieve: a; 2 more reasons)"
+    )
+
+
 GRADES = """
 def grade(score):
     if score >= 90:
@@ -421,7 +452,15 @@ def test_the_report_baseline_carries_evidence_per_target(scripted, make_project)
     root = make_project({"stats.py": STATS, "test_stats.py": STATS_TESTS})
     data = scripted("readability", root / "stats.py", [STATS_CANDIDATE], (), ())
     evidence = data["baseline"]["evidence"]
-    assert evidence["mean"] == {"calls": 3, "recorded": 3, "usable": 3, "lines": 1, "covered": 1, "missed_lines": []}
+    assert evidence["mean"] == {
+        "calls": 3,
+        "recorded": 3,
+        "usable": 3,
+        "lines": 1,
+        "covered": 1,
+        "missed_lines": [],
+        "unusable": {},
+    }
     assert evidence["unique"]["usable"] == 3
     gate = data["baseline"]["sufficiency"]
     assert (gate["calls"], gate["lines"], gate["covered"], gate["coverage"]) == (6, 2, 2, 1.0)

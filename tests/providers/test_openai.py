@@ -242,10 +242,15 @@ def test_transient_errors_are_retried_with_backoff(server, run_openai, make_proj
             ["--max-retries", "0", "--request-timeout", "0.5"],
             "did not answer the generate request within 0.5s",
         ),
+        (
+            [Reply(hang_up=True)],
+            ["--max-retries", "0"],
+            "closed the connection during the generate request without answering",
+        ),
         ([Reply(raw=b"<html>proxy error</html>")], [], "with a body that is not JSON"),
         ([Reply(raw=b'{"object": "chat.completion", "choices": []}')], [], "JSON that is not a chat completion"),
     ],
-    ids=["500-after-retries", "429", "slow", "not-json", "no-choices"],
+    ids=["500-after-retries", "429", "slow", "hang-up", "not-json", "no-choices"],
 )
 def test_endpoint_failures_end_with_one_line_and_the_provider_exit_code(
     server, run_openai, make_project, replies, options, message

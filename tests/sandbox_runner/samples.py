@@ -71,7 +71,13 @@ def request(**changes: object) -> RunnerRequest:
         "generated": GeneratedPaths(count=0, calls_path="g.pkl", report_path="g.json", unstable_path="gu.json"),
         "original_capabilities": (capability(),),
         "allow": ("thread",),
-        "selection": TestSelection(names=("mod", "f"), node_ids=("tests/test_mod.py::test_f",), data_names=("f",)),
+        "selection": TestSelection(
+            names=("mod", "f"),
+            node_ids=("tests/test_mod.py::test_f",),
+            data_names=("f",),
+            import_names=("pkg",),
+            budget_seconds=100.0,
+        ),
         "timing_lock": None,
     }
     fields.update(changes)
@@ -95,7 +101,7 @@ def test_run() -> TestRun:
         failures=(TestFailure("tests/test_mod.py::test_f", "assert 1 == 2"),),
         session_error=None,
         module_file="/run/cand-1/src/pkg/mod.py",
-        selected=SelectionCounts(files_seen=5, files_kept=2, deselected=3),
+        selected=SelectionCounts(5, 2, 3, files_importing=1, files_untraced=2, tests_untraced=4, files_unimportable=1),
     )
 
 
@@ -114,6 +120,7 @@ def replay_report() -> ReplayReport:
         error=None,
         capabilities=(capability(), capability("network", "")),
         held_out_mismatches=1,
+        peak_memory=((3, 4096), (7, 31_830_016)),
     )
 
 
@@ -143,6 +150,7 @@ def timing_report() -> TimingReport:
         shown=Estimate(speedup=1.7, ci=(1.5, 1.9), original_seconds=0.15, candidate_seconds=0.09),
         charged=Estimate(speedup=1.45, ci=(1.25, 1.65), original_seconds=0.301, candidate_seconds=0.207),
         import_seconds=(0.001, 0.007),
+        import_extra=(0.006, 0.005, 0.007),
     )
 
 
@@ -263,7 +271,7 @@ def step_records() -> list[object]:
             {"t.py::a": "passed", "t.py::b": "failed"},
             {"t.py::b": "assert 1 == 2"},
             "/run/cand-1/src/pkg/mod.py",
-            SelectionCounts(files_seen=3, files_kept=1, deselected=0),
+            SelectionCounts(3, 1, 0, 0, 0, 0, 0),
         ),
         PytestResults(0, 5, {}, {}, None, None),
         CallsHeader(module="pkg.mod", recording=recording_summary()),

@@ -176,33 +176,35 @@ def test_a_task_whose_worker_dies_is_retried_once_and_one_that_dies_twice_fails_
     ray_cluster, make_project, tmp_path
 ):
     tests = {
-        # Module names no other test file contains: a function's tests are selected by name first.
-        "tests/test_doubling.py": ("doubling", "double", 1, "[2 * x for x in range(n)]"),  # its worker dies once
-        "tests/test_summing.py": ("summing", "total", 2, "sum(range(n))"),  # dies on the retry too
+        # Module names no other test file contains, and a package each: a function's first run traces the
+        # test files naming it or importing its package, and no other.
+        "tests/test_doubling.py": ("pkg", "doubling", "double", 1, "[2 * x for x in range(n)]"),  # dies once
+        "tests/test_summing.py": ("pkg2", "summing", "total", 2, "sum(range(n))"),  # dies on the retry too
     }
     files = {
         "pkg/__init__.py": "",
         "pkg/doubling.py": MODULES["pkg/a.py"],
-        "pkg/summing.py": MODULES["pkg/b.py"],
+        "pkg2/__init__.py": "",
+        "pkg2/summing.py": MODULES["pkg/b.py"],
     }
-    for path, (module, function, times, expected) in tests.items():
+    for path, (package, module, function, times, expected) in tests.items():
         deaths = str(tmp_path / f"{function}.deaths")
-        files[path] = dying_test(b"ray::", module, function, times, expected, deaths)
+        files[path] = dying_test(b"ray::", module, function, times, expected, deaths, package)
     root = make_project(files)
     # A plain subprocess sandbox, so that a test can reach its Ray worker (bubblewrap hides it, rightly).
     settings = resolve_settings({"provider": "scripted", "sandbox": "subprocess", "timing_pairs": 2}, tmp_path)
     script = json.dumps({"generate": ["no code this time"]})
     jobs = [
-        FunctionJob(f"pkg/{module}.py", function, "optimize", settings, script=script)
-        for module, function, _, _ in tests.values()
+        FunctionJob(f"{package}/{module}.py", function, "optimize", settings, script=script)
+        for package, module, function, _, _ in tests.values()
     ]
     done = []
     run = RayEngine(ray_cluster.address).run(jobs, root, done.append, lambda job: None)
-    assert not run.interrupted and run.lost == ("pkg/summing.py::total",)
+    assert not run.interrupted and run.lost == ("pkg2/summing.py::total",)
     by_key = {o.key: o for o in done}
-    assert sorted(by_key) == ["pkg/doubling.py::double", "pkg/summing.py::total"]
+    assert sorted(by_key) == ["pkg/doubling.py::double", "pkg2/summing.py::total"]
     assert (tmp_path / "double.deaths").read_text() == "1" and (tmp_path / "total.deaths").read_text() == "2"
-    retried, dead = by_key["pkg/doubling.py::double"], by_key["pkg/summing.py::total"]
+    retried, dead = by_key["pkg/doubling.py::double"], by_key["pkg2/summing.py::total"]
     # The other function still finishes: its retry, on a fresh worker, ran its whole refinement.
     assert retried.status == "unchanged" and retried.error is None and retried.attempts == 2, retried.reason
     assert dead.status == "failed" and dead.stop_reason == WORKER_DIED and dead.attempts == 2

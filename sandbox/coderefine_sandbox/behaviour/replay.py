@@ -21,11 +21,13 @@ import pickle
 import pstats
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from coderefine_sandbox.audit import Recorder
+from coderefine_sandbox.behaviour import lazy
 from coderefine_sandbox.behaviour.compare import deep_equal, describe, unordered_equal
+from coderefine_sandbox.behaviour.memory import PeakMeter, chosen_calls
 from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, ReplayRequest, read_json, write_json
 from coderefine_sandbox.workload import (
@@ -45,8 +47,13 @@ Watch = Callable[[], contextlib.AbstractContextManager[None]]
 
 def _outcome(
     func: Any, record: dict[str, Any], profiler: cProfile.Profile | None, watch: Watch | None = None
-) -> tuple[str, Any, Any, str, tuple]:
+) -> tuple[str, Any, Any, str, tuple, tuple[str, str] | None]:
+    """The call's outcome, what it printed, its arguments after it, and how its taking from iterator arguments
+    differed from the recording's (None: as recorded). A lazy result is consumed as the test consumed the
+    recorded one (lazy.consume), inside the same window: the generator's body is the call's work."""
     args, kwargs = pickle.loads(record["args"])
+    live_args, live_kwargs, feeds = lazy.supply(args, kwargs)
+    recorded_lazy = pickle.loads(record["value"]) if record.get("lazy") else None
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         # Profile the call alone, so hot-spot shares are shares of the target's own work.
@@ -55,14 +62,16 @@ def _outcome(
         try:
             # The random states and clock readings it had; the audit window around the call alone.
             with pinned_call(record.get("entropy")), watch() if watch is not None else contextlib.nullcontext():
-                value = func(*args, **kwargs)
+                value = func(*live_args, **live_kwargs)
+                if recorded_lazy is not None and hasattr(type(value), "__next__"):
+                    value = lazy.consume(value, recorded_lazy)  # else not an iterator: compared as such
             kind, exc = "return", None
         except Exception as error:
             kind, value, exc = "exception", None, error
         finally:
             if profiler is not None:
                 profiler.disable()
-    return kind, value, exc, out.getvalue(), (args, kwargs)
+    return kind, value, exc, out.getvalue(), (args, kwargs), lazy.consumption_difference(feeds)
 
 
 def compare_call(
@@ -76,7 +85,7 @@ def compare_call(
 ) -> dict[str, str] | None:
     """None when the call behaves as recorded; else a description of the first difference."""
     args_text = describe(pickle.loads(record["args"]), 160)
-    kind, value, exc, printed, after = _outcome(func, record, profiler, watch)
+    kind, value, exc, printed, after, taking = _outcome(func, record, profiler, watch)
     if kind != record["outcome"]:
         if kind == "exception":
             assert exc is not None
@@ -88,14 +97,19 @@ def compare_call(
         return {"kind": "exception", "args": args_text, "expected": expected, "got": got}
     if kind == "return":
         expected_value = pickle.loads(record["value"])
-        equal = unordered_equal if unordered else deep_equal
-        if not equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
-            return {
-                "kind": "return",
-                "args": args_text,
-                "expected": describe(expected_value),
-                "got": describe(value),
-            }
+        if isinstance(expected_value, lazy.LazyResult):
+            difference = yielded_difference(expected_value, value, rel_tol, abs_tol)
+            if difference is not None:
+                return {"kind": "yield", "args": args_text, **difference}
+        else:
+            equal = unordered_equal if unordered else deep_equal
+            if not equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
+                return {
+                    "kind": "return",
+                    "args": args_text,
+                    "expected": describe(expected_value),
+                    "got": describe(value),
+                }
     else:
         assert exc is not None
         got_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
@@ -106,6 +120,8 @@ def compare_call(
                 "expected": f"{record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}",
                 "got": f"{type(exc).__name__}: {describe(str(exc), 120)}",
             }
+    if taking is not None:
+        return {"kind": "consumption", "args": args_text, "expected": taking[0], "got": taking[1]}
     expected_after = pickle.loads(record["args_after"] or record["args"])
     if not deep_equal(expected_after, after, rel_tol=rel_tol, abs_tol=abs_tol):
         return {
@@ -122,6 +138,48 @@ def compare_call(
             "got": describe(printed),
         }
     return None
+
+
+def yielded_difference(expected: lazy.LazyResult, got: Any, rel_tol: float, abs_tol: float) -> dict[str, str] | None:
+    """How a lazy result consumed on replay (a lazy.Consumed, or what the candidate returned if it was not an
+    iterator) differs from the recorded one: an item (kinds included: a list is not a tuple), the count, or
+    the end (the return value or exception)."""
+    if not isinstance(got, lazy.Consumed):
+        return {"expected": f"a {expected.kind} (an iterator)", "got": f"returned {describe(got)}"}
+    for position, (blob, item) in enumerate(zip(expected.items, got.items, strict=False)):
+        wanted = pickle.loads(blob)
+        if not deep_equal(wanted, item, rel_tol=rel_tol, abs_tol=abs_tol):
+            return {"expected": f"item {position}: {describe(wanted)}", "got": f"item {position}: {describe(item)}"}
+    if len(got.items) != len(expected.items):
+        return {
+            "expected": f"{len(expected.items)} items, then {_end_text(expected.end)}",
+            "got": f"{len(got.items)} items, then {_end_text(got.end, live=True)}",
+        }
+    if expected.end is None:
+        return None  # the test stopped after these items: nothing after them is compared
+    want_kind, want_value, want_message = expected.end
+    if got.end is None or got.end[0] != want_kind:
+        return {"expected": f"then {_end_text(expected.end)}", "got": f"then {_end_text(got.end, live=True)}"}
+    if want_kind == "return":
+        wanted = pickle.loads(want_value)
+        if not deep_equal(wanted, got.end[1], rel_tol=rel_tol, abs_tol=abs_tol):
+            return {"expected": f"then returned {describe(wanted)}", "got": f"then returned {describe(got.end[1])}"}
+        return None
+    error = got.end[1]
+    if f"{type(error).__module__}.{type(error).__qualname__}" != want_value or str(error) != want_message:
+        return {"expected": f"then {_end_text(expected.end)}", "got": f"then {_end_text(got.end, live=True)}"}
+    return None
+
+
+def _end_text(end: tuple[str, Any, Any] | None, live: bool = False) -> str:
+    """How a lazy result ended: recorded (type name, message) or live (the exception itself)."""
+    if end is None:
+        return "more"
+    if end[0] == "return":
+        return "the end"
+    name = type(end[1]).__name__ if live else str(end[1]).rsplit(".", 1)[-1]
+    message = str(end[1]) if live else str(end[2])
+    return f"raised {name}: {describe(message, 120)}"
 
 
 def hot_spots(profiler: cProfile.Profile, module_file: str, limit: int = 5) -> tuple[HotSpot, ...]:
@@ -155,21 +213,27 @@ def main(argv: list[str]) -> int:
         write_json(request.out, failed)
         return 0
     profiler = cProfile.Profile() if request.profile else None
+    # Peak memory of the calls with the largest arguments, read in the first pass (memory.py).
+    meter = PeakMeter() if request.memory else None
+    measured = chosen_calls(calls) if meter is not None and meter.available else frozenset()
     started = time.perf_counter()
     mismatch_indices: list[int] = []
+    mismatch_kinds: list[str] = []
     held_out_mismatches = 0
     examples: list[MismatchExample] = []
 
     def judge(call: Any, prof: cProfile.Profile | None, repeat: bool) -> None:
         nonlocal held_out_mismatches
+        reading = meter if meter is not None and not repeat and call.index in measured else None
         difference = _difference(
-            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder
+            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder, reading
         )
         if difference is None:
             return
         if repeat:  # right the first time, wrong on a repeat: state kept between calls changed the result
             difference["kind"] = "repeat " + difference["kind"]
         mismatch_indices.append(call.index)
+        mismatch_kinds.append(difference["kind"])
         held_out_mismatches += call.held_out
         if len(examples) < MAX_EXAMPLES:
             examples.append(MismatchExample(function=call.target, **difference, held_out=call.held_out))
@@ -200,6 +264,8 @@ def main(argv: list[str]) -> int:
         capabilities=recorder.capabilities,
         held_out_mismatches=held_out_mismatches,
         mismatched_targets=tuple(sorted({calls_by_index[i] for i in mismatch_indices})),
+        peak_memory=tuple(sorted(meter.peaks.items())) if meter is not None else (),
+        mismatch_kinds=tuple(mismatch_kinds),
     )
     write_json(request.out, report)
     return 0
@@ -213,6 +279,7 @@ def _difference(
     profiler: cProfile.Profile | None,
     unordered: bool,
     recorder: Recorder,
+    meter: PeakMeter | None = None,
 ) -> dict[str, str] | None:
     """One call replayed and compared, inside the audit window; any failure to do so is a difference."""
     try:
@@ -227,10 +294,19 @@ def _difference(
             abs_tol,
             profiler,
             unordered=unordered,
-            watch=lambda: recorder.watch(lambda: _where(call)),
+            watch=lambda: _watched(recorder, call, meter),
         )
     except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
         return {"kind": "error", "args": "", "expected": "a comparable outcome", "got": _error(exc)}
+
+
+@contextlib.contextmanager
+def _watched(recorder: Recorder, call: Any, meter: PeakMeter | None) -> Iterator[None]:
+    """Around the call alone: the peak memory reading when it is wanted, and inside it the audit window (the
+    reading's own files in /proc are the runner's work, never the call's)."""
+    reading = meter.reading(call.index, True) if meter is not None else contextlib.nullcontext()
+    with reading, recorder.watch(lambda: _where(call)):
+        yield
 
 
 def _error(exc: Exception) -> str:

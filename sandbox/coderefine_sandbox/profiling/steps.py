@@ -28,6 +28,7 @@ from coderefine_sandbox.protocol import (
     read_json,
     write_json,
 )
+from coderefine_sandbox.recording.plugins import unneeded_plugins
 
 
 def _env(request: ProfileRequest, spec: ProfilePass) -> dict[str, str]:
@@ -64,6 +65,7 @@ def _run(
             "coderefine_sandbox.recording.pytest_plugin",
             "-p",
             "coderefine_sandbox.profiling.plugin",
+            *unneeded_plugins(request.workspace),
             "--rootdir",
             request.workspace,
             *(only if only is not None else request.tests),

@@ -86,6 +86,10 @@ class ReplayReport:
     capabilities: tuple[Capability, ...] = ()  # the powers it used while imported and replayed
     held_out_mismatches: int = 0  # of the mismatches, on held-out calls
     mismatched_targets: tuple[str, ...] = ()  # the targets with a call that differed (one verdict per function)
+    # (call index, bytes): how far the resident high-water mark rose during the call, for the calls with the
+    # largest arguments (behaviour/memory.py); empty where it cannot be read
+    peak_memory: tuple[tuple[int, int], ...] = ()
+    mismatch_kinds: tuple[str, ...] = ()  # per mismatch index, what differed (return, exception, yield...)
 
     @classmethod
     def failed(cls, error: str) -> ReplayReport:
@@ -173,6 +177,7 @@ class ReplayRequest:
     # Hold every second call out of the examples (recorded calls: their inputs are never shown to the model);
     # off for boundary variants, whose inputs are the counterexample the model is shown.
     hold_out: bool = True
+    memory: bool = True  # read peak memory per call (behaviour/memory.py); off only to measure what it costs
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ record, pytest's results, and the calls file (the recorded calls, which replay a
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox.protocol.codec import from_json, to_json
@@ -27,13 +27,18 @@ class TestSelection:
     `names`: keep only the test files whose text names one of these words (the target module, the targets
     and their callers; for data files a conftest collects, only the functions): the heuristic that bounds the
     first, traced run. `node_ids`: keep only these tests
-    (found by that run to call a target). Empty: no filter of that kind."""
+    (found by that run to call a target). Empty: no filter of that kind. `import_names`: also keep the test
+    files importing one of these packages (the target's top-level package), which may reach a target through
+    any chain, while `budget_seconds` from the session's start has not passed: they are collected while it
+    lasts and run after the others, until it is spent."""
 
     __test__ = False  # not a pytest test class
 
     names: tuple[str, ...]
     node_ids: tuple[str, ...]
     data_names: tuple[str, ...]  # the words a data file (not Python) must name: the functions, not the module
+    import_names: tuple[str, ...]
+    budget_seconds: float
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,17 @@ class TestFailure:
 
 @dataclass(frozen=True)
 class SelectionCounts:
-    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected."""
+    """What a `TestSelection` kept: test files pytest found and kept, tests collected and deselected; of the kept
+    files, those kept only for importing the package, and what the time budget left untraced (test files not
+    collected, collected tests not run), and those pytest could not import (left out, not failed)."""
 
     files_seen: int
     files_kept: int
     deselected: int
+    files_importing: int
+    files_untraced: int
+    tests_untraced: int
+    files_unimportable: int
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,8 @@ class TargetEvidence:
     lines: int
     covered: int
     missed_lines: tuple[int, ...]
+    # why the calls that are not usable are not: reason -> calls (not recordable, not replayable, not deterministic)
+    unusable: dict[str, int] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- between the runner and its plugin
@@ -155,6 +168,8 @@ class RecordingSummary:
     coverage_method: str  # sys.monitoring, sys.settrace or none
     pinned: tuple[str, ...]  # what is made an input of each call (pinning.py) ...
     not_pinned: tuple[str, ...]  # ... and what cannot be
+    # per target: why calls were not recorded or not replayable -> how many ("argument 1 is a socket ...")
+    reasons: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

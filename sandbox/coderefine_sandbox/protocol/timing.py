@@ -80,6 +80,9 @@ class TimingReport:
     # Import charged: each side's pass plus the seconds executing its module at import, and those seconds.
     charged: Estimate | None = None
     import_seconds: tuple[float, float] | None = None  # (original, candidate), mean per worker process
+    # The candidate's import seconds minus the original's over the paired worker processes: (mean, low, high)
+    # of a 95% t interval; None with fewer than two pairs (timing/imports.py).
+    import_extra: tuple[float, float, float] | None = None
     # each target's own estimate over every pair (one verdict per function)
     per_target: dict[str, Estimate] = field(default_factory=dict)
 
@@ -109,6 +112,8 @@ class TimingWorkerRequest:
     loops: int | None
     out: str
     figures: str  # where the worker's own figures go (WorkerFigures)
+    # Modules both versions import at module level, imported untimed before the timed import (timing/imports.py).
+    preload: tuple[str, ...] = ()
 
 
 @dataclass

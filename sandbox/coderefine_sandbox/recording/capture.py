@@ -19,8 +19,10 @@ import pickle
 import sys
 import threading
 import types
+from dataclasses import dataclass, field
 from typing import Any
 
+from coderefine_sandbox.behaviour import lazy
 from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
 from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
 from coderefine_sandbox.recording.linecov import LineCoverage
@@ -60,6 +62,10 @@ class Recorder:
         self.patched: list[str] = []
         self.coverage = LineCoverage()
         self._local = threading.local()
+        # Why calls were not usable, per target: reason -> calls (the host names them when evidence is short).
+        self.reasons: dict[str, dict[str, int]] = {}
+        self.pending: list[tuple[int, _Pending]] = []  # calls whose lazy results the tests are consuming
+        self.placed: list[tuple[int, dict[str, Any]]] = []
 
     # -- patching
 
@@ -80,20 +86,26 @@ class Recorder:
                 if not isinstance(owner, type):
                     continue
             raw = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+            func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+            if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+                continue  # replaying coroutines needs an event loop; not recorded
+            self.coverage.add(target, func)  # before the swap: coverage watches the real code object
+            if isinstance(func, types.FunctionType) and _swap_code(func, lambda real, t=target: self._wrap(t, real)):
+                self.patched.append(target)
+                continue
             wrapped = self._wrap_attribute(target, raw)
             if wrapped is not None:
                 setattr(owner, attr, wrapped)
                 self.patched.append(target)
-                self.coverage.add(target, raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw)
         self.coverage.start()
 
     def _wrap_attribute(self, target: str, raw: Any) -> Any:
+        """A callable that is not a plain function (a builtin, a callable object): only the module's
+        attribute can be wrapped, so calls through references taken before are not seen."""
         if isinstance(raw, staticmethod):
             return staticmethod(self._wrap(target, raw.__func__))
         if isinstance(raw, classmethod):
             return classmethod(self._wrap(target, raw.__func__))
-        if inspect.iscoroutinefunction(raw) or inspect.isasyncgenfunction(raw):
-            return None  # replaying coroutines needs an event loop; not recorded
         if callable(raw):
             return self._wrap(target, raw)
         return None
@@ -115,18 +127,30 @@ class Recorder:
 
     # -- recording
 
+    def _unusable(self, target: str, reason: str) -> None:
+        """A call that cannot judge candidates, and why (the reasons travel to the host per target)."""
+        self.unreplayable[target] += 1
+        self._reason(target, reason)
+
+    def _reason(self, target: str, reason: str) -> None:
+        per_target = self.reasons.setdefault(target, {})
+        per_target[reason] = per_target.get(reason, 0) + 1
+
     def _record(self, target: str, func: Any, args: tuple, kwargs: dict) -> Any:
         self.counts[target] += 1
         if self.current_test:
             self.reached.add(self.current_test)
-        blob = None
-        if not self.truncated and self.counts[target] <= self.max_calls:
-            try:
-                blob = pickle.dumps((args, kwargs), protocol=PROTOCOL)
-            except Exception:
-                self.unreplayable[target] += 1
-        if blob is None:
+        if self.truncated or self.counts[target] > self.max_calls:
+            limit = "the recording's size limit" if self.truncated else f"the limit of {self.max_calls} calls"
+            self._reason(target, f"not recorded: over {limit}")
             return self.coverage.traced_call(func, args, kwargs)
+        # Iterator arguments reach the target through taps that keep what it takes (behaviour/lazy.py).
+        live_args, live_kwargs, taps = lazy.tap_arguments(args, kwargs)
+        try:
+            blob = pickle.dumps(lazy.with_recorded(args, kwargs, dict.fromkeys(taps)), protocol=PROTOCOL)
+        except Exception:
+            self._unusable(target, unkept_arguments(args, kwargs))
+            return self.coverage.traced_call(func, live_args, live_kwargs)
 
         tee = _Tee(sys.stdout)
         saved = sys.stdout
@@ -134,50 +158,84 @@ class Recorder:
         # The random states and clock readings the call saw become inputs of it, like its arguments.
         with observed_call() as entropy:
             try:
-                result = self.coverage.traced_call(func, args, kwargs)
+                result = self.coverage.traced_call(func, live_args, live_kwargs)
             except Exception as exc:
                 sys.stdout = saved
-                self._store(target, blob, args, kwargs, tee, outcome="exception", exc=exc, entropy=entropy)
+                call = _Pending(target, blob, args, kwargs, taps, tee, entropy, self.current_test)
+                self._store(call, outcome="exception", exc=exc)
                 raise
             finally:
                 sys.stdout = saved
-        self._store(target, blob, args, kwargs, tee, outcome="return", value=result, entropy=entropy)
+        call = _Pending(target, blob, args, kwargs, taps, tee, entropy, self.current_test)
+        if lazy.is_lazy(result):
+            # The test consumes the result lazily, as without coderefine; the call is kept at the end of the
+            # session with what the test took by then (all of it, or a prefix).
+            call.relay = lazy.Relay(result, functools.partial(self._resume, call.printed))
+            call.relay.on_end = functools.partial(_snapshot_after, call)
+            self.pending.append((len(self.records), call))
+            return call.relay.wrapper()
+        self._store(call, outcome="return", value=result)
         return result
 
+    def _resume(self, printed: io.StringIO, step: Any) -> Any:
+        """One step of a lazy result the test consumes: part of the recorded call, so calls it makes to other
+        targets are not outermost calls, and what it prints is the call's output."""
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = 1
+        tee = _Tee(sys.stdout)
+        saved = sys.stdout
+        sys.stdout = tee
+        try:
+            return step()
+        finally:
+            sys.stdout = saved
+            self._local.depth = depth
+            printed.write(tee.copy.getvalue())
+
     def _store(
-        self,
-        target: str,
-        blob: bytes,
-        args: tuple,
-        kwargs: dict,
-        tee: _Tee,
-        outcome: str,
-        value: Any = None,
-        exc: BaseException | None = None,
-        entropy: dict[str, Any] | None = None,
+        self, call: _Pending, outcome: str, value: Any = None, exc: BaseException | None = None, at: int | None = None
     ) -> None:
+        target = call.target
+        try:
+            taken = {key: tap.recorded() for key, tap in call.taps.items()}
+        except lazy.Unusable as problem:
+            self._unusable(target, str(problem))
+            return
+        blob = call.blob
+        if taken:  # the arguments as recorded before the call, with what the target took from each iterator
+            before, before_kwargs = pickle.loads(blob)
+            blob = pickle.dumps(lazy.with_recorded(before, before_kwargs, taken), protocol=PROTOCOL)
         record: dict[str, Any] = {
             "target": target,
             "args": blob,
             "outcome": outcome,
-            "stdout": tee.copy.getvalue(),
-            "test": self.current_test,
-            "entropy": entropy,
+            "stdout": call.tee.copy.getvalue() + call.printed.getvalue(),
+            "test": call.test,
+            "entropy": call.entropy,
         }
         try:
-            after = pickle.dumps((args, kwargs), protocol=PROTOCOL)
+            if call.after is not None:  # a lazy result's arguments as they were when it ended
+                after_args, after_kwargs = pickle.loads(call.after)
+                after = pickle.dumps(lazy.with_recorded(after_args, after_kwargs, taken), protocol=PROTOCOL)
+            else:
+                after = pickle.dumps(lazy.with_recorded(call.args, call.kwargs, taken), protocol=PROTOCOL)
         except Exception:
-            self.unreplayable[target] += 1
+            after_call = unkept_arguments(call.args, call.kwargs)
+            self._unusable(target, f"an argument cannot be kept after the call: {after_call}")
             return
         record["args_after"] = after if after != blob else None
-        if outcome == "return":
-            if inspect.isgenerator(value) or isinstance(value, (types.GeneratorType, map, filter, zip)):
-                self.unreplayable[target] += 1  # comparing would consume the iterator the test uses
+        if call.relay is not None:
+            try:
+                record["value"] = pickle.dumps(call.relay.recorded(), protocol=PROTOCOL)
+            except lazy.Unusable as problem:
+                self._unusable(target, str(problem))
                 return
+            record["lazy"] = True
+        elif outcome == "return":
             try:
                 record["value"] = pickle.dumps(value, protocol=PROTOCOL)
             except Exception:
-                self.unreplayable[target] += 1
+                self._unusable(target, f"result is a {describe_kind(value)} (cannot be kept)")
                 return
         else:
             assert exc is not None
@@ -186,12 +244,26 @@ class Recorder:
         size = len(blob) + len(record.get("value") or b"") + len(after)
         if self.bytes + size > self.max_bytes:
             self.truncated = True
+            self._reason(target, "not recorded: over the recording's size limit")
             return
         self.bytes += size
-        self.records.append(record)
+        if at is None:
+            self.records.append(record)
+        else:
+            self.placed.append((at, record))
+
+    def finish_lazy(self) -> None:
+        """Keep the calls whose lazy results the tests consumed, in the order the calls were made."""
+        pending, self.pending = self.pending, []
+        for at, call in pending:
+            self._store(call, outcome="return", at=at)
+        placed, self.placed = self.placed, []
+        for offset, (at, record) in enumerate(sorted(placed, key=lambda pair: pair[0])):
+            self.records.insert(at + offset, record)
 
     def dump(self, path: str) -> None:
         """The calls file: what recording gave as its header, then the recorded calls."""
+        self.finish_lazy()
         coverage = {
             target: TargetLines(tuple(lines["lines"]), tuple(lines["covered"]))
             for target, lines in self.coverage.report().items()
@@ -207,8 +279,113 @@ class Recorder:
             coverage_method=self.coverage.method,
             pinned=tuple(pinned_names()),
             not_pinned=NOT_PINNED,
+            reasons=self.reasons,
         )
         write_calls(path, CallsHeader(module=self.module_name, recording=summary), self.records)
+
+
+@dataclass
+class _Pending:
+    """A call on its way to the record: its arguments as pickled before it and as they are, its iterator
+    arguments' taps, its output, and for a lazy result the relay the test consumes."""
+
+    target: str
+    blob: bytes
+    args: tuple
+    kwargs: dict[str, Any]
+    taps: dict[Any, lazy.ArgumentTap]
+    tee: _Tee
+    entropy: dict[str, Any] | None
+    test: str
+    relay: lazy.Relay | None = None
+    printed: io.StringIO = field(default_factory=io.StringIO)
+    after: bytes | None = None  # the arguments when a lazy result ended (before the test could change them)
+
+
+def _snapshot_after(call: _Pending) -> None:
+    """The arguments of a call whose lazy result just ended: the state to compare after the call, rather than
+    whatever the test made of them by the session's end (iterator arguments stand as placeholders)."""
+    try:
+        call.after = pickle.dumps(
+            lazy.with_recorded(call.args, call.kwargs, dict.fromkeys(call.taps)), protocol=PROTOCOL
+        )
+    except Exception:
+        call.after = None  # kept at the session's end, or named unusable then
+
+
+def describe_kind(value: object) -> str:
+    """What users call a value's kind: `generator`, `socket`, `TextIOWrapper` (an open file)..."""
+    if lazy.is_lazy(value) or isinstance(value, types.GeneratorType):
+        return lazy.kind_name(value)
+    if isinstance(value, io.IOBase):
+        return f"{type(value).__name__} (an open file or stream)"
+    return type(value).__name__
+
+
+def unkept_arguments(args: tuple, kwargs: dict[str, Any]) -> str:
+    """Which argument cannot be pickled (kept for replay), and of what kind: "argument 1 is a socket"."""
+    for key, value in [*enumerate(args), *kwargs.items()]:
+        if lazy.is_lazy(value):
+            continue  # taken through a tap, not pickled
+        try:
+            pickle.dumps(value, protocol=PROTOCOL)
+        except Exception:
+            name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
+            return f"{name} is a {describe_kind(value)} (cannot be kept)"
+    return "the arguments cannot be kept"
+
+
+_CALL = "__coderefine_call__"  # the trampoline's keyword-only parameter holding the recording wrapper
+_TRAMPOLINES: dict[int, types.CodeType] = {}
+
+
+def _trampoline_code(free: int) -> types.CodeType:
+    """Code that hands every call to the recording wrapper, with `free` free variables (unused) so it fits a
+    function with a closure of that size (`__code__` may only be swapped for code with as many)."""
+    if free not in _TRAMPOLINES:
+        names = [f"_v{index}" for index in range(free)]
+        touch = ("\n        " + "; ".join(names)) if names else ""
+        source = (
+            f"def _outer():\n    {' = '.join([*names, 'None']) if names else 'pass'}\n"
+            f"    def trampoline(*args, {_CALL}=None, **kwargs):{touch}\n"
+            f"        return {_CALL}(*args, **kwargs)\n"
+            "    return trampoline\n"
+        )
+        scope: dict[str, Any] = {}
+        exec(compile(source, "<coderefine recording>", "exec"), scope)
+        _TRAMPOLINES[free] = scope["_outer"]().__code__
+    return _TRAMPOLINES[free]
+
+
+def _swap_code(func: types.FunctionType, make_wrapper: Any) -> bool:
+    """Record the function wherever it is called: a copy keeps the real code, and the function object itself
+    (the one every module, table or decorator took a reference to at import) now runs a trampoline into
+    the recording wrapper around that copy. Only the module attribute would miss `from .utils import f`
+    done in a sibling module imported before recording started."""
+    if _CALL in func.__code__.co_varnames:
+        return False  # already swapped
+    real = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    real.__kwdefaults__ = func.__kwdefaults__
+    real.__dict__.update(func.__dict__)
+    real.__qualname__ = func.__qualname__
+    real.__module__ = func.__module__
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        signature = None
+    code = _trampoline_code(len(func.__code__.co_freevars))
+    names = {"co_name": func.__code__.co_name}
+    if hasattr(code, "co_qualname"):  # 3.11+: tracebacks name the function, not the trampoline
+        names["co_qualname"] = func.__code__.co_qualname
+    code = code.replace(**names)
+    try:
+        func.__code__ = code
+    except (TypeError, ValueError):
+        return False
+    func.__kwdefaults__ = {_CALL: make_wrapper(real)}
+    if signature is not None:
+        func.__signature__ = signature  # inspect.signature still shows the real parameters
+    return True
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):

@@ -63,7 +63,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if selection_path:
         selection = read_json(TestSelection, selection_path)
         _state.selector = Selector(
-            list(selection.names), list(selection.node_ids), config.getini("python_files"), list(selection.data_names)
+            list(selection.names),
+            list(selection.node_ids),
+            config.getini("python_files"),
+            list(selection.data_names),
+            list(selection.import_names),
+            selection.budget_seconds,
+            str(config.rootpath),
         )
     capture = os.environ.get("CODEREFINE_CAPTURE")
     if capture:
@@ -72,18 +78,51 @@ def pytest_configure(config: pytest.Config) -> None:
         _state.recorder.install()
 
 
+# tryfirst: the hook stops at the first answer that is not None, and a conftest's own `pytest_ignore_collect`
+# (registered later, so asked first) returning False would otherwise switch the selection off.
+@pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
     if _state.selector is not None and _state.selector.ignores(str(collection_path)):
         return True
     return None  # no opinion: pytest's own rules decide
 
 
+@pytest.hookimpl(trylast=True)  # last: whatever a conftest added or reordered, the selection has the last word
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _state.selector is not None:
-        kept, dropped = _state.selector.keep([item.nodeid for item in items])
-        if dropped:
-            config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept])
-            items[:] = [item for item in items if item.nodeid in kept]
+    selector = _state.selector
+    if selector is None:
+        return
+    kept, dropped = selector.keep([item.nodeid for item in items])
+    if dropped:
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept])
+        items[:] = [item for item in items if item.nodeid in kept]
+    if selector.importing:  # nearest first: the files naming the target, then those only importing its package
+        items.sort(key=lambda item: selector.imports_only(str(item.path)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: Any) -> Any:
+    outcome = yield
+    selector = _state.selector
+    path = getattr(collector, "path", None) or getattr(collector, "fspath", None)
+    if selector is None or path is None or not selector.imports_only(str(path)):
+        return
+    report = outcome.get_result()
+    if report.failed:
+        # A file kept only for importing the package that cannot be imported (a test dependency missing):
+        # counted and left out, as the name filter would have left it, instead of failing the original.
+        selector.unimportable.append(report.nodeid)
+        outcome.force_result(pytest.CollectReport(report.nodeid, "passed", None, []))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> bool | None:
+    selector = _state.selector
+    if selector is not None and selector.imports_only(str(item.path)) and selector.spent():
+        # Out of the tracing budget: this test (kept only for importing the package) is left untraced, not run.
+        selector.tests_untraced += 1
+        return True
+    return None
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:

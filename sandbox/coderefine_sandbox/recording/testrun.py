@@ -19,6 +19,7 @@ from coderefine_sandbox.protocol import (
     to_json,
     write_json,
 )
+from coderefine_sandbox.recording.plugins import unneeded_plugins
 
 
 def run_tests(
@@ -41,9 +42,8 @@ def run_tests(
         selection_path = os.path.join(request.io_dir, "selection.json")
         write_json(selection_path, request.selection)
         env["CODEREFINE_SELECT"] = selection_path
-        if request.selection.node_ids and not tests:
-            # Only the files of the selected tests are collected: the rest of the suite is never imported.
-            tests = list(dict.fromkeys(node.split("::")[0] for node in request.selection.node_ids))
+        # Selected node ids: pytest's discovery, with only their files collected (selection.py), so the rest of
+        # the suite is never imported and a Python data file is collected as its conftest collects it.
     no_cov = ["--no-cov"] if _has_pytest_cov() else []
     if extra_env:  # e.g. the start-up hook recording program runs (programs/steps.py)
         env.update(extra_env)
@@ -60,6 +60,7 @@ def run_tests(
         "-p",
         "coderefine_sandbox.recording.pytest_plugin",
         *no_cov,
+        *unneeded_plugins(workspace),
         "--rootdir",
         workspace,
         *tests,

@@ -19,10 +19,26 @@ from coderefine_sandbox.protocol import (
     WorkerFigures,
     read_json,
 )
+from coderefine_sandbox.timing.imports import import_extra, module_file, shared_imports
 from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
 from coderefine_sandbox.timing.sequential import decided
 from coderefine_sandbox.timing.stats import paired_speedup
 from coderefine_sandbox.workload import timed_calls
+
+# Native thread pools (BLAS, OpenMP, numexpr) sized to one thread in every timing worker, both sides alike: a
+# pool that spreads an array operation over the cores it finds times the machine's other jobs as much as the
+# code (the timing slot is one core's), and its spin-up is noise in a per-call figure.
+ONE_THREAD_POOLS = {
+    name: "1"
+    for name in (
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+        "BLIS_NUM_THREADS",
+    )
+}
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
@@ -76,7 +92,20 @@ def _worker_request(
         loops=loops,
         out=out,
         figures=figures,
+        preload=shared_imports(
+            module_file(request.original_workspace, request.import_root, request.module_name),
+            module_file(request.workspace, request.import_root, request.module_name),
+            request.module_name,
+        ),
     )
+
+
+def timing_env(request: RunnerRequest, workspace: str, seed: int) -> dict[str, str]:
+    """A timing worker's environment: the steps' own, its hash seed, native thread pools of one thread."""
+    env = base_env(request, workspace)
+    env["PYTHONHASHSEED"] = str(seed)
+    env.update(ONE_THREAD_POOLS)
+    return env
 
 
 def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: str, seed: int) -> WorkerRun:
@@ -86,8 +115,7 @@ def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: 
     out = os.path.join(request.io_dir, f"timing-{tag}.json")
     figures_path = os.path.join(request.io_dir, f"timing-{tag}.figures.json")
     remove_stale(out, figures_path)
-    env = base_env(request, workspace)
-    env["PYTHONHASHSEED"] = str(seed)
+    env = timing_env(request, workspace, seed)
     step = _worker_request(request, workspace, out, figures_path, loops)
     argv = step_argv("timing.worker", step, os.path.join(request.io_dir, f"timing-{tag}.request.json"))
     proc = run_step(argv, cwd=workspace, env=env, timeout=request.step_timeout)
@@ -282,6 +310,9 @@ def measure(request: RunnerRequest) -> TimingReport:
         shown=trust.get("shown"),
         charged=trust.get("charged"),
         import_seconds=(_mean(runs, "original"), _mean(runs, "candidate")),
+        import_extra=import_extra(
+            [r.import_seconds for r in runs["original"]], [r.import_seconds for r in runs["candidate"]]
+        ),
         per_target=per_target(runs),
     )
 

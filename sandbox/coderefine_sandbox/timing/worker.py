@@ -41,8 +41,10 @@ import pyperf._runner
 import pyperf._worker
 
 from coderefine_sandbox.audit import clock_state, replaced_clocks
+from coderefine_sandbox.behaviour.lazy import LazyResult, drain, has_iterator_arguments, supply
 from coderefine_sandbox.pinning import Pin
 from coderefine_sandbox.protocol import TimingTally, TimingWorkerRequest, WorkerFigures, read_json, write_json
+from coderefine_sandbox.timing.imports import preload
 from coderefine_sandbox.timing.sampling import read_sample
 from coderefine_sandbox.workload import (
     add_import_paths,
@@ -53,6 +55,9 @@ from coderefine_sandbox.workload import (
 )
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
+# A workload entry: the function, its pickled arguments, the random states it had, whether it is held out,
+# and for a lazy call what to supply and consume (_shape).
+Entry = tuple[Any, bytes, Any, bool, "tuple[bool, LazyResult | None] | None"]
 _CLOCKS = clock_state()
 # Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made, the import,
 # threads waited for, the first pass alone (protocol.TimingTally).
@@ -136,7 +141,7 @@ def timed_import(name: str) -> Any:
     return module
 
 
-def build_workload(request: TimingWorkerRequest) -> tuple[list[tuple[Any, bytes, Any, bool]], list[str], list[int]]:
+def build_workload(request: TimingWorkerRequest) -> tuple[list[Entry], list[str], list[int]]:
     """The workload entries, the target (or bench function) of each, and how many recorded calls each
     stands for (workload.timed_calls: each distinct call once per pass)."""
     add_import_paths(request.workspace, request.import_root)
@@ -144,20 +149,30 @@ def build_workload(request: TimingWorkerRequest) -> tuple[list[tuple[Any, bytes,
     if bench is not None:  # loaded from the workspace being timed, so it imports that workspace's target
         functions = load_bench(os.path.join(request.workspace, bench.file), list(bench.functions))
         return (
-            [(func, NO_ARGUMENTS, None, False) for func in functions],
+            [(func, NO_ARGUMENTS, None, False, None) for func in functions],
             list(bench.functions),
             [1] * len(functions),
         )
+    preload(request.preload, request.workspace)  # what both versions import: the same on both sides, untimed
     module = timed_import(request.module)
     distinct = timed_calls(request.calls, request.exclude)
     workload = [
-        (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out)
+        (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out, _shape(call))
         for call, _ in distinct
     ]
     return workload, [call.target for call, _ in distinct], [count for _, count in distinct]
 
 
-def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tolerate_errors: bool) -> float:
+def _shape(call: Any) -> tuple[bool, LazyResult | None] | None:
+    """For a lazy call (behaviour/lazy.py): whether its arguments hold iterators to supply afresh, and the
+    lazy result to consume as the test did; None for a plain call."""
+    args, kwargs = pickle.loads(call.record["args"])
+    supplied = has_iterator_arguments(args, kwargs)
+    result = pickle.loads(call.record["value"]) if call.record.get("lazy") else None
+    return (supplied, result) if supplied or result is not None else None
+
+
+def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> float:
     perf_counter = _clock
     loads = pickle.loads
     total = held_total = 0.0
@@ -177,13 +192,18 @@ def time_workload(loops: int, workload: list[tuple[Any, bytes, Any, bool]], tole
     deadline = perf_counter() + WALL_BUDGET
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
-            for index, (func, blob, entropy, held) in enumerate(workload):
+            for index, (func, blob, entropy, held, shape) in enumerate(workload):
                 args, kwargs = loads(blob)
+                if shape is not None and shape[0]:  # fresh iterator arguments, made outside the timed region
+                    args, kwargs, _ = supply(args, kwargs)
                 reset(entropy)
                 started = perf_counter()
                 # A bare try/except costs less than contextlib.suppress in this timed loop.
                 try:
-                    func(*args, **kwargs)
+                    if shape is None or shape[1] is None:
+                        func(*args, **kwargs)
+                    else:  # a lazy result: consumed as the test did, its body's work is the call's
+                        drain(func(*args, **kwargs), shape[1])
                 except Exception:
                     # Recorded calls that raise are part of the workload (replay checked they raise the
                     # same way). A bench function that raises has no such check, and failing fast would

@@ -27,7 +27,7 @@ def test_replacing_a_clock_or_pyperf_or_the_worker_is_seen(monkeypatch):
 
 def test_the_workload_is_timed_with_the_clock_bound_before_the_import(monkeypatch):
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)  # what a timer-patching candidate does at import
-    workload = [(time.sleep, pickle.dumps(((0.002,), {})), None, True)]
+    workload = [(time.sleep, pickle.dumps(((0.002,), {})), None, True, None)]
     assert worker.time_workload(2, workload, True) >= 0.004
     assert worker.TALLY.held_out >= 0.004 and worker.TALLY.passes >= 2
 
@@ -37,13 +37,13 @@ def _leaves_a_sleeping_thread(seconds: float) -> None:
 
 
 def test_a_thread_a_call_leaves_running_is_charged_to_that_call():
-    workload = [(_leaves_a_sleeping_thread, pickle.dumps(((0.05,), {})), None, False)]
+    workload = [(_leaves_a_sleeping_thread, pickle.dumps(((0.05,), {})), None, False, None)]
     before = worker.TALLY.thread_seconds
     assert worker.time_workload(2, workload, True) >= 0.1  # 2 loops: each call waits for its thread
     assert worker.TALLY.thread_seconds - before >= 0.1
     # A call that starts no thread pays nothing: nothing is waited for.
     before = worker.TALLY.thread_seconds
-    assert worker.time_workload(3, [(abs, pickle.dumps(((-1,), {})), None, False)], True) < 0.01
+    assert worker.time_workload(3, [(abs, pickle.dumps(((-1,), {})), None, False, None)], True) < 0.01
     assert worker.TALLY.thread_seconds == before
 
 
@@ -69,7 +69,7 @@ def test_the_first_pass_of_the_process_is_kept_alone(monkeypatch):
             seen.add(seconds)
             time.sleep(seconds)
 
-    workload = [(slow_once, pickle.dumps(((0.05,), {})), None, False)]
+    workload = [(slow_once, pickle.dumps(((0.05,), {})), None, False, None)]
     worker.time_workload(10, workload, True)
     assert worker.TALLY.first_pass >= 0.05  # the cold pass alone, not its tenth
     worker.time_workload(10, workload, True)

@@ -1,0 +1,61 @@
+"""Installed pytest plugins a project's test run does not need, left unloaded (`-p no:NAME`).
+
+Hypothesis's pytest plugin imports the whole hypothesis package at the end of every session (its terminal
+summary reads `hypothesis.internal.observability`): about a second per pytest process on a 2-core machine
+(1.2-1.6 s against 0.5 s for a one-test project), whether or not a test used hypothesis. coderefine starts
+pytest once per candidate and more than once per baseline, so wherever hypothesis is installed that second
+was paid again and again. Tests that use hypothesis run the same without the plugin (`@given` needs only the
+package); what needs the plugin is its command-line options and settings profiles, which a project names in
+its pytest configuration or a conftest.py: there the plugin stays.
+"""
+
+from __future__ import annotations
+
+import os
+
+CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
+CONFTEST_DEPTH = 3  # folders below the root searched for a conftest.py: tests/, tests/unit/, src/pkg/tests/
+SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist"})
+
+
+def unneeded_plugins(workspace: str) -> list[str]:
+    """pytest options that leave out the plugins this project's tests do not use."""
+    if _mentioned(workspace, b"hypothesis"):
+        return []
+    return ["-p", "no:hypothesispytest"]
+
+
+def _mentioned(workspace: str, word: bytes) -> bool:
+    return any(word in _read(path) for path in _configuration(workspace))
+
+
+def _configuration(workspace: str) -> list[str]:
+    """The project's pytest configuration files at the root and its conftest.py files near it."""
+    found = [os.path.join(workspace, name) for name in CONFIG_FILES]
+    level = [workspace]
+    for _ in range(CONFTEST_DEPTH + 1):
+        below = []
+        for folder in level:
+            found.append(os.path.join(folder, "conftest.py"))
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            below += [
+                entry.path
+                for entry in entries
+                if entry.is_dir(follow_symlinks=False)
+                and not entry.name.startswith(".")
+                and entry.name not in SKIPPED_FOLDERS
+                and not os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))  # a virtual environment
+            ]
+        level = below
+    return found
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""

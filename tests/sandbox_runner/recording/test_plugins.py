@@ -1,0 +1,36 @@
+"""Which installed pytest plugins a project's test run leaves unloaded."""
+
+from __future__ import annotations
+
+from coderefine_sandbox.recording.plugins import unneeded_plugins
+
+WITHOUT_HYPOTHESIS = ["-p", "no:hypothesispytest"]
+
+
+def test_a_project_that_names_no_hypothesis_option_runs_without_its_plugin(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -ra\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text("import pytest\n")
+    # @given in a test file needs only the package, not the plugin
+    (tmp_path / "tests" / "test_x.py").write_text("from hypothesis import given\n")
+    assert unneeded_plugins(str(tmp_path)) == WITHOUT_HYPOTHESIS
+
+
+def test_hypothesis_named_in_the_configuration_keeps_the_plugin(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "--hypothesis-profile=ci"\n')
+    assert unneeded_plugins(str(tmp_path)) == []
+
+
+def test_hypothesis_named_in_a_conftest_below_the_root_keeps_the_plugin(tmp_path):
+    deep = tmp_path / "src" / "pkg" / "tests"
+    deep.mkdir(parents=True)
+    (deep / "conftest.py").write_text("from hypothesis import settings\nsettings.register_profile('ci')\n")
+    assert unneeded_plugins(str(tmp_path)) == []
+
+
+def test_conftests_of_hidden_folders_and_virtual_environments_do_not_count(tmp_path):
+    for folder in (".tox/py311", "venv/lib"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "conftest.py").write_text("import hypothesis\n")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert unneeded_plugins(str(tmp_path)) == WITHOUT_HYPOTHESIS
