@@ -219,6 +219,13 @@ class SettingValues:
     gen_inputs: bool = setting(
         False, "also compare on inputs generated from type hints (needs hypothesis)", panel=_VERDICT
     )
+    boundary_inputs: int = setting(
+        200,
+        "also compare on up to N boundary variants of the recorded calls (empty and one-element containers, "
+        "0, empty strings, ...) that the tests never tried; 0: off",
+        0,
+        panel=_VERDICT,
+    )
     # Programs (a target its tests run as a process: coderefine.evaluation.programs)
     output_match: str = setting(
         "exact",

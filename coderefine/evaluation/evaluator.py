@@ -200,6 +200,7 @@ class SandboxEvaluator:
             return self._program_baseline(report, tests, code, started)
         calibration = report.calibration
         generated = reports.generated_inputs(report.generated)
+        boundary = reports.boundary_inputs(report.boundary)
         unstable = self_check.mismatches if self_check is not None else 0
         compared = self_check.calls_compared if self_check is not None else 0
         workload_seconds = calibration.seconds if calibration is not None else None
@@ -208,6 +209,7 @@ class SandboxEvaluator:
             workload_seconds=workload_seconds,
             calls_recorded=capture.recorded if capture is not None else 0,
             generated_calls=generated.calls if generated is not None and generated.error is None else 0,
+            boundary_calls=boundary.calls if boundary is not None else 0,
             capabilities=self_check.capabilities if self_check is not None else (),
             peak_memory=self_check.peak_memory if self_check is not None else (),
             # the user's --bench is timed per function, whatever its calls' size
@@ -253,6 +255,7 @@ class SandboxEvaluator:
             pinned=(*ALWAYS_PINNED, *report.pinned),
             not_pinned=report.not_pinned,
             generated=generated,
+            boundary=boundary,
             untimed=self.learned.untimed,
             timed_calls=calibration.timed_calls if calibration is not None else 0,
             tests_selected=selected,

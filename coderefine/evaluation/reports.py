@@ -5,6 +5,7 @@ from __future__ import annotations
 from coderefine.evaluation import protocol
 from coderefine.records import (
     BehaviorReport,
+    BoundaryInputs,
     Evaluation,
     GeneratedInputs,
     HotSpot,
@@ -35,26 +36,44 @@ def hot_spots(profile: tuple[protocol.HotSpot, ...]) -> tuple[HotSpot, ...]:
     return tuple(HotSpot(s.function, s.line, round(s.share, 4), s.calls) for s in profile)
 
 
-def behavior_report(replay: protocol.ReplayReport, generated: protocol.ReplayReport | None) -> BehaviorReport:
-    """The candidate replayed on the tests' recorded calls, and on the generated inputs if any."""
+def behavior_report(
+    replay: protocol.ReplayReport,
+    generated: protocol.ReplayReport | None,
+    boundary: protocol.ReplayReport | None = None,
+) -> BehaviorReport:
+    """The candidate replayed on the tests' recorded calls, and on the generated inputs and the boundary
+    variants if any."""
     generated_examples = generated.examples if generated is not None else ()
+    boundary_examples = boundary.examples if boundary is not None else ()
+    mismatched = set(replay.mismatched_targets)
+    for extra in (generated, boundary):
+        mismatched |= set(extra.mismatched_targets if extra is not None else ())
     return BehaviorReport(
         calls_compared=replay.calls_compared,
         mismatches=replay.mismatches,
         examples=tuple(_mismatch(example) for example in replay.examples)
-        + tuple(_mismatch(example, generated=True) for example in generated_examples),
+        + tuple(_mismatch(example, generated=True) for example in generated_examples)
+        + tuple(_mismatch(example, boundary=True) for example in boundary_examples),
         generated_compared=generated.calls_compared if generated is not None else 0,
         generated_mismatches=generated.mismatches if generated is not None else 0,
         held_out_mismatches=replay.held_out_mismatches,
-        mismatched_functions=tuple(
-            sorted(set(replay.mismatched_targets) | set(generated.mismatched_targets if generated else ()))
-        ),
+        mismatched_functions=tuple(sorted(mismatched)),
+        boundary_compared=boundary.calls_compared if boundary is not None else 0,
+        boundary_mismatches=boundary.mismatches if boundary is not None else 0,
+        boundary_seconds=(boundary.seconds or 0.0) if boundary is not None else 0.0,
     )
 
 
-def _mismatch(example: protocol.MismatchExample, generated: bool = False) -> Mismatch:
+def _mismatch(example: protocol.MismatchExample, generated: bool = False, boundary: bool = False) -> Mismatch:
     return Mismatch(
-        example.function, example.kind, example.args, example.expected, example.got, generated, example.held_out
+        example.function,
+        example.kind,
+        example.args,
+        example.expected,
+        example.got,
+        generated,
+        example.held_out,
+        boundary,
     )
 
 
@@ -133,6 +152,22 @@ def generated_inputs(report: protocol.GeneratedReport | None) -> GeneratedInputs
     )
 
 
+def boundary_inputs(report: protocol.BoundaryReport | None) -> BoundaryInputs | None:
+    if report is None:
+        return None
+    return BoundaryInputs(
+        per_target=dict(report.kept),
+        derived=report.derived,
+        raised=report.raised,
+        slow=report.slow,
+        not_deterministic=report.not_deterministic,
+        unpicklable=report.unpicklable,
+        unstable=report.unstable,
+        seconds=round(report.seconds, 3),
+        error=report.error,
+    )
+
+
 def candidate_evaluation(
     report: protocol.CandidateReport, metrics: dict[str, float], workload: str, seconds: float
 ) -> Evaluation:
@@ -144,7 +179,9 @@ def candidate_evaluation(
         errors.append(report.behavior.problem)
         if report.generated_behavior is not None:
             errors.append(report.generated_behavior.problem)
-        behavior = behavior_report(report.behavior, report.generated_behavior)
+        if report.boundary_behavior is not None:
+            errors.append(report.boundary_behavior.problem)
+        behavior = behavior_report(report.behavior, report.generated_behavior, report.boundary_behavior)
         spots = hot_spots(report.behavior.profile)
     errors.append(report.timing_error)
     return Evaluation(

@@ -11,6 +11,7 @@ from coderefine.evaluation.project import Project
 from coderefine.evaluation.protocol import (
     BehaviorTolerances,
     Bench,
+    BoundaryPaths,
     Capability,
     CaptureLimits,
     GeneratedPaths,
@@ -40,6 +41,7 @@ class Learned:
     workload_seconds: float | None = None  # one pass over the workload, original
     calls_recorded: int = 0
     generated_calls: int = 0  # usable generated inputs (--gen-inputs)
+    boundary_calls: int = 0  # usable boundary variants of the recorded calls
     capabilities: tuple[Capability, ...] = ()  # the powers the original used while replayed (audit.py)
     untimed: str | None = None  # why candidates are not timed (see verdicts.too_fast)
     program: bool = False  # candidates are judged by the program runs the tests made
@@ -106,6 +108,21 @@ class Requests:
             selection=self.selection,
             program=self._program(mode, learned),
             timing_lock=str(settings.timing_lock) if self._locks_timing_steps else None,
+            boundary=self._boundary_paths(mode, learned),
+        )
+
+    def _boundary_paths(self, mode: Mode, learned: Learned) -> BoundaryPaths | None:
+        """The baseline derives boundary variants when the setting asks for them; candidates replay them
+        when the baseline kept some."""
+        count = self.settings.boundary_inputs
+        if not count or (mode == "candidate" and not learned.boundary_calls):
+            return None
+        return BoundaryPaths(
+            count=count,
+            seconds=self.settings.boundary_seconds,
+            calls_path=str(self.baseline_io / "boundary.pkl"),
+            report_path=str(self.baseline_io / "boundary.json"),
+            unstable_path=str(self.baseline_io / "boundary-unstable.json"),
         )
 
     def _program(self, mode: Mode, learned: Learned) -> ProgramSpec | None:

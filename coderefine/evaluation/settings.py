@@ -49,6 +49,8 @@ class EvaluationSettings:
     memory_growth: float = _user_default("memory_growth")  # peak memory per call: the limit's ratio ...
     memory_margin_mb: float = _user_default("memory_margin_mb")  # ... and MiB over the original's
     gen_inputs: int = 0  # inputs to generate per target from type hints (hypothesis); 0: none
+    boundary_inputs: int = _user_default("boundary_inputs")  # boundary variants of the recorded calls; 0: none
+    boundary_seconds: float = 2.0  # the original's time to derive and check them (the variants left are dropped)
     pass_env: tuple[str, ...] = ()
     python: str = sys.executable
     keep_workspaces: bool = False
@@ -96,5 +98,6 @@ class EvaluationSettings:
             output_match=settings.output_match,
             compare_stderr=settings.compare_stderr,
             min_runs=settings.min_runs,
+            boundary_inputs=settings.boundary_inputs,
             **run,
         )

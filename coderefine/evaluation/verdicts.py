@@ -21,6 +21,7 @@ from coderefine.records import (
     Evaluation,
     FunctionVerdict,
     MemoryUse,
+    Mismatch,
     Refusal,
     Sufficiency,
     TargetEvidence,
@@ -74,6 +75,11 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
             f"behaviour changed on {behavior.generated_mismatches}/{behavior.generated_compared} generated inputs"
             f"{detail}"
         )
+    if behavior is not None and behavior.boundary_mismatches:
+        example = next((e for e in behavior.examples if e.boundary), None)
+        if example is None:
+            return f"behaviour changed on {behavior.boundary_mismatches} inputs the tests never tried"
+        return boundary_counterexample(example)
     memory = evaluation.memory
     if memory is not None and memory_grew(memory) and not memory.allowed:
         return (
@@ -82,6 +88,22 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
             "recorded calls with the largest inputs; allow it with --allow memory"
         )
     return None
+
+
+def boundary_counterexample(example: Mismatch) -> str:
+    """A boundary variant on which the candidate differs, as the concrete call and both outcomes: the line
+    the model can act on at once (the original never raises on a variant kept, see behaviour/boundary.py)."""
+    call = f"{example.function}{_call_args(example.args)}"
+    where = f"on an input the tests never tried, {call}"
+    if example.kind == "exception":
+        return f"{where} {example.expected} on the original but {example.got} on the candidate"
+    if example.kind == "return":
+        return f"{where} returned {example.expected} on the original but {example.got} on the candidate"
+    if example.kind == "mutation":
+        return f"{where} left its arguments as {example.expected} on the original but as {example.got} on the candidate"
+    if example.kind == "stdout":
+        return f"{where} printed {example.expected} on the original but {example.got} on the candidate"
+    return f"{where} {example.kind}: expected {example.expected}, got {example.got}"
 
 
 def memory_grew(memory: MemoryUse) -> bool:

@@ -70,6 +70,26 @@ class GeneratedInputs:
 
 
 @dataclass(frozen=True)
+class BoundaryInputs:
+    """Boundary variants of the recorded calls (inputs the tests never tried) and the original's outcomes."""
+
+    per_target: dict[str, int]  # variants kept per target, before the original's replay in a process of its own
+    derived: int  # variants derived within the count budget
+    raised: int  # the original raises on them: left out, not held against a candidate
+    slow: int  # the original runs past the per-variant limit, or the seconds budget ran out first
+    not_deterministic: int  # two runs of the original in a row differ
+    unpicklable: int
+    unstable: int  # kept ones the original's replay in a process of its own does not repeat: left out
+    seconds: float  # spent deriving and checking them on the original
+    error: str | None = None
+
+    @property
+    def calls(self) -> int:
+        """The variants every candidate is compared on."""
+        return 0 if self.error else max(0, sum(self.per_target.values()) - self.unstable)
+
+
+@dataclass(frozen=True)
 class ProgramFacts:
     """A target judged by the program runs its tests made (stdin -> stdout), and its timing figures."""
 
@@ -109,6 +129,7 @@ class BaselineFacts:
     pinned: tuple[str, ...] = ()  # what was made deterministic for the recorded calls and the tests
     not_pinned: tuple[str, ...] = ()  # sources of nondeterminism that could not be pinned
     generated: GeneratedInputs | None = None
+    boundary: BoundaryInputs | None = None
     untimed: str | None = None  # why candidates are not timed although speed is the task (too fast a workload)
     timed_calls: int = 0  # calls in the stratified timing sample when a full pass exceeds the budget (0: all)
     tests_selected: TestsSelected | None = None

@@ -70,6 +70,7 @@ class Mismatch:
     got: str
     generated: bool = False  # on an input generated from type hints (--gen-inputs), not a test's call
     held_out: bool = False  # on a held-out recorded call: never shown to the model (its inputs nor outcome)
+    boundary: bool = False  # on a boundary variant of a recorded call: an input the tests never tried
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,13 @@ class BehaviorReport:
     held_out_mismatches: int = 0  # of `mismatches`, on held-out calls (never shown to the model)
     mismatched_functions: tuple[str, ...] = ()  # the targets with a call that differed
     unit: str = "call"  # what was replayed: recorded calls, or recorded runs of a program ("run")
+    boundary_compared: int = 0  # boundary variants of the recorded calls (inputs the tests never tried)
+    boundary_mismatches: int = 0
+    boundary_seconds: float = 0.0  # spent replaying them on the candidate
 
     @property
     def equivalent(self) -> bool:
-        return self.mismatches == 0 and self.generated_mismatches == 0
+        return self.mismatches == 0 and self.generated_mismatches == 0 and self.boundary_mismatches == 0
 
 
 @dataclass(frozen=True)

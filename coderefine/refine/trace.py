@@ -50,6 +50,7 @@ REPLAYED_SETTINGS = (
     "allow_insufficient_tests",
     "allow",
     "gen_inputs",
+    "boundary_inputs",
 )
 
 

@@ -16,6 +16,8 @@ def verification_evidence(evaluation: Evaluation) -> list[str]:
         parts.append(f"{behavior.calls_compared} recorded {behavior.unit}s replayed identically")
     if behavior is not None and behavior.generated_compared:
         parts.append(f"{behavior.generated_compared} generated inputs identical")
+    if behavior is not None and behavior.boundary_compared:
+        parts.append(f"{behavior.boundary_compared} inputs the tests never tried identical")
     if evaluation.memory is not None:
         parts.append(memory_evidence(evaluation.memory))
     return parts

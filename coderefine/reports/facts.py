@@ -6,7 +6,7 @@ every claim in a prompt is something that was measured.
 
 from __future__ import annotations
 
-from coderefine.evaluation.verdicts import confirmed, faster, mib
+from coderefine.evaluation.verdicts import boundary_counterexample, confirmed, faster, mib
 from coderefine.records import Baseline, Evaluation, Iteration, Mismatch
 from coderefine.reports.program_facts import program_baseline_lines, program_timing_note
 
@@ -75,6 +75,19 @@ def behavior_lines(evaluation: Evaluation) -> list[str]:
                 f"- Generated inputs (from type hints): {behavior.generated_compared} compared, all identical."
             )
         lines += [_mismatch_line(m) for m in behavior.examples if m.generated]
+    if behavior.boundary_compared:
+        if behavior.boundary_mismatches:
+            lines.append(
+                f"- Inputs the tests never tried (boundary variants of the recorded calls): "
+                f"{behavior.boundary_mismatches} of {behavior.boundary_compared} differ from the original; "
+                "handle them exactly as the original does:"
+            )
+            lines += [f"  - {boundary_counterexample(m)}" for m in behavior.examples if m.boundary]
+        else:
+            lines.append(
+                f"- Inputs the tests never tried (boundary variants of the recorded calls): "
+                f"{behavior.boundary_compared} compared, all identical."
+            )
     return lines
 
 
@@ -217,6 +230,13 @@ def evidence_lines(baseline: Baseline) -> list[str]:
         lines.append(
             f"- {generated.calls} inputs were generated from the type hints and the original's outcomes on them "
             "recorded; candidates must give the same outcomes on them too."
+        )
+    boundary = baseline.boundary
+    if boundary is not None and boundary.calls:
+        lines.append(
+            f"- {boundary.calls} boundary variants of the recorded calls (empty and one-element containers, 0, "
+            "empty strings, ...) and the original's outcomes on them were recorded; candidates must give the "
+            "same outcomes on them too."
         )
     if baseline.pinned and baseline.calls_recorded:
         lines.append(

@@ -12,7 +12,7 @@ from typing import Any
 
 from coderefine import __version__
 from coderefine.evaluation.verdicts import faster, memory_grew
-from coderefine.records import Evaluation, GeneratedInputs, Iteration, Result, Sufficiency
+from coderefine.records import BoundaryInputs, Evaluation, GeneratedInputs, Iteration, Mismatch, Result, Sufficiency
 from coderefine.reports.selection import selection_dict
 
 SCHEMA_VERSION = 1
@@ -32,10 +32,21 @@ def _behavior(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "calls_compared": behavior.calls_compared,
         "mismatches": behavior.mismatches,
         "skipped": behavior.skipped,
-        "examples": [vars(m) for m in behavior.examples],
+        "examples": [_example(m) for m in behavior.examples],
         "generated_compared": behavior.generated_compared,
         "generated_mismatches": behavior.generated_mismatches,
+        "boundary_compared": behavior.boundary_compared,
+        "boundary_mismatches": behavior.boundary_mismatches,
+        "boundary_seconds": round(behavior.boundary_seconds, 3),
     }
+
+
+def _example(mismatch: Mismatch) -> dict[str, Any]:
+    """A mismatch as the report has always shown it; "boundary" only on a boundary variant's."""
+    found = dict(vars(mismatch))
+    if not found.pop("boundary"):
+        return found
+    return {**found, "boundary": True}
 
 
 def _speedup(evaluation: Evaluation | None) -> tuple[float | None, list[float] | None]:
@@ -107,6 +118,22 @@ def _generated(generated: GeneratedInputs | None) -> dict[str, Any] | None:
         "unstable": generated.unstable,
         "skipped": generated.skipped,
         "error": generated.error,
+    }
+
+
+def _boundary(boundary: BoundaryInputs | None) -> dict[str, Any] | None:
+    if boundary is None:
+        return None
+    return {
+        "calls": boundary.calls,
+        "per_target": boundary.per_target,
+        "derived": boundary.derived,
+        "raised": boundary.raised,
+        "slow": boundary.slow,
+        "not_deterministic": boundary.not_deterministic + boundary.unstable,
+        "unpicklable": boundary.unpicklable,
+        "seconds": boundary.seconds,
+        "error": boundary.error,
     }
 
 
@@ -225,6 +252,7 @@ def report_dict(result: Result) -> dict[str, Any]:
             "pinned": list(result.baseline.pinned),
             "not_pinned": list(result.baseline.not_pinned),
             "generated": _generated(result.baseline.generated),
+            "boundary": _boundary(result.baseline.boundary),
             "selection": selection_dict(result.baseline.tests_selected),
             "seconds": round(evaluation.wall_seconds, 3),
             "test_seconds": round(evaluation.tests.duration, 3) if evaluation.tests is not None else None,

@@ -1,8 +1,10 @@
 """The runner's two modes, each a sequence of steps that stops at the first one that settles the matter.
 
 - baseline: run the original's tests while recording the calls to the targets; replay the original on
-  its own recording to find non-deterministic calls (excluded later); profile; calibrate timing loops.
-- candidate: run the candidate's tests; replay the recording on the candidate; if it behaves the same,
+  its own recording to find non-deterministic calls (excluded later); derive boundary variants of the
+  recorded calls; profile; calibrate timing loops.
+- candidate: run the candidate's tests; replay the recording (and the generated and boundary inputs) on the
+  candidate; if it behaves the same,
   time original and candidate on the recorded calls, interleaved, in separate processes.
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 
 import coderefine_sandbox.programs.steps as program_steps
 from coderefine_sandbox.audit import gained
-from coderefine_sandbox.behaviour.steps import generate, replay, write_unstable
+from coderefine_sandbox.behaviour.steps import boundary, generate, replay, write_unstable
 from coderefine_sandbox.process import StepTimeout
 from coderefine_sandbox.protocol import (
     BaselineReport,
@@ -73,6 +75,8 @@ def baseline(request: RunnerRequest) -> BaselineReport:
         report.evidence = evidence(recording, records, unstable, self_check.mismatch_kinds)
         if request.generate is not None:
             report.generated = generate(request, workspace)
+        if request.boundary is not None:
+            report.boundary = boundary(request, workspace)
         stable = len(records) - len(unstable)
     # The workload is the stable recorded calls, or the user's own benchmark.
     if request.timing is not None and (stable or request.bench is not None):
@@ -156,6 +160,15 @@ def candidate(request: RunnerRequest) -> CandidateReport:
             report.generated_behavior = generated
             report.refused = gained(generated.capabilities, request.original_capabilities, request.allow)
             if generated.differs or report.refused:
+                return report
+        if request.boundary is not None:
+            edges = request.boundary
+            boundary_behavior = replay(
+                request, workspace, False, edges.calls_path, edges.unstable_path, "boundary", hold_out=False
+            )
+            report.boundary_behavior = boundary_behavior
+            report.refused = gained(boundary_behavior.capabilities, request.original_capabilities, request.allow)
+            if boundary_behavior.differs or report.refused:
                 return report
         measurable = bool(behavior.calls_compared)
     else:

@@ -48,13 +48,14 @@ def add_import_paths(workspace: str, import_root: str) -> None:
         sys.path.insert(0, path)
 
 
-def load_calls(calls_path: str, exclude_path: str | None) -> list[Call]:
-    """The calls of a calls file, less those the original does not repeat (an UnstableCalls file, if any)."""
+def load_calls(calls_path: str, exclude_path: str | None, hold_out: bool = True) -> list[Call]:
+    """The calls of a calls file, less those the original does not repeat (an UnstableCalls file, if any);
+    with `hold_out` off, none is held out (boundary variants: their inputs are what the model is shown)."""
     _, records = read_calls(calls_path)
     excluded: set[int] = set()
     if exclude_path and os.path.exists(exclude_path):
         excluded = set(read_json(UnstableCalls, exclude_path).indices)
-    held = held_out_indices(records)
+    held = held_out_indices(records) if hold_out else frozenset()
     return [
         Call(index=i, target=record["target"], record=record, held_out=i in held)
         for i, record in enumerate(records)

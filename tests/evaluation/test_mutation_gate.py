@@ -74,9 +74,10 @@ def calls_tell_apart(tmp_path: Path, original: str, mutant: str, function: str, 
 def gate_problems(module: Path, function: str, codes: dict[str, str]) -> dict[str, str | None]:
     """Why the gate rejects each code (None: accepted), judged against the original's recorded calls."""
     project = resolve_project(module, None, None)
-    evaluator = SandboxEvaluator(
-        project, (function,), make_sandbox("process", None), EvaluationSettings(measure_speed=False)
-    )
+    # Boundary variants off: this checks the recorded calls' gate against what those calls tell apart (the
+    # variants catch more, which tests/evaluation/test_boundary_inputs.py checks).
+    settings = EvaluationSettings(measure_speed=False, boundary_inputs=0)
+    evaluator = SandboxEvaluator(project, (function,), make_sandbox("process", None), settings)
     try:
         evaluator.baseline(module.read_text())
         return {name: correctness_problem(evaluator.evaluate(original_candidate(code))) for name, code in codes.items()}

@@ -28,6 +28,7 @@ MIRRORED = {
     "output_match": "output_match",
     "compare_stderr": "compare_stderr",
     "min_runs": "min_runs",
+    "boundary_inputs": "boundary_inputs",
 }
 # Settings the run turns into an evaluation's field (the count of inputs to generate; the files the globs match).
 DERIVED_BY_THE_RUN = {"gen_inputs", "timing_inputs"}
@@ -50,6 +51,7 @@ GIVEN = {
     "output_match": "numeric",
     "compare_stderr": True,
     "min_runs": 4,
+    "boundary_inputs": 17,
 }
 
 

@@ -200,7 +200,7 @@ def main(argv: list[str]) -> int:
     unordered = set(tolerances.unordered)
 
     add_import_paths(request.workspace, request.import_root)
-    calls = load_calls(request.calls, request.exclude)
+    calls = load_calls(request.calls, request.exclude, request.hold_out)
     # `audit` is off only to measure what the audit hook costs (benchmarks/audit_cost.py).
     recorder = Recorder(request.workspace, enabled=request.audit, original=request.original_workspace)
     try:

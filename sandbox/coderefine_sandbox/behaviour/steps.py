@@ -1,13 +1,16 @@
-"""The behaviour steps: replaying recorded calls on a workspace (replay.py) and generating inputs from type
-hints on the original (generate.py), each in a process of its own on its typed request, read back as
-protocol records."""
+"""The behaviour steps: replaying recorded calls on a workspace (replay.py), generating inputs from type
+hints on the original (generate.py) and deriving boundary variants of the recorded calls (boundary.py), each
+in a process of its own on its typed request, read back as protocol records."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step, step_argv
 from coderefine_sandbox.protocol import (
+    BoundaryReport,
+    BoundaryRequest,
     GeneratedReport,
     GenerateRequest,
     ReplayReport,
@@ -20,9 +23,16 @@ from coderefine_sandbox.protocol import (
 
 
 def replay(
-    request: RunnerRequest, workspace: str, profile: bool, calls: str = "", unstable: str = "", tag: str = "replay"
+    request: RunnerRequest,
+    workspace: str,
+    profile: bool,
+    calls: str = "",
+    unstable: str = "",
+    tag: str = "replay",
+    hold_out: bool = True,
 ) -> ReplayReport:
-    """Replay recorded calls (the tests', or with `calls`/`unstable` the generated ones) on `workspace`."""
+    """Replay recorded calls (the tests', or with `calls`/`unstable` the generated or boundary ones) on
+    `workspace`; `hold_out` off shows every differing call's inputs (boundary variants)."""
     out = os.path.join(request.io_dir, f"{tag}.json")
     remove_stale(out)
     step = ReplayRequest(
@@ -36,6 +46,7 @@ def replay(
         profile=profile,
         original_workspace=request.original_workspace,  # a layered candidate workspace links to its files
         audit=True,
+        hold_out=hold_out,
     )
     argv = step_argv("behaviour.replay", step, os.path.join(request.io_dir, f"{tag}.request.json"))
     try:
@@ -90,3 +101,43 @@ def generate(request: RunnerRequest, workspace: str) -> GeneratedReport:
         usable=check.calls_compared - unstable,
         error=failure if failure is not None else report.error,
     )
+
+
+def boundary(request: RunnerRequest, workspace: str) -> BoundaryReport:
+    """Boundary variants of the recorded calls with the original's outcomes on them; those that do not replay
+    identically on the original itself, in a process of its own, are left out as well."""
+    spec = request.boundary
+    assert spec is not None
+    step = BoundaryRequest(
+        workspace=workspace,
+        module=request.module_name,
+        import_root=request.import_root,
+        calls=request.calls_path,
+        exclude=request.unstable_path,
+        count=spec.count,
+        seconds=spec.seconds,
+        out=spec.calls_path,
+        report=spec.report_path,
+    )
+    argv = step_argv("behaviour.boundary", step, os.path.join(request.io_dir, "boundary.request.json"))
+    remove_stale(spec.report_path)
+    # A variant the original computes in C for ever (no signal reaches it) must not cost the run's whole
+    # step limit: this step is worth a few seconds, not minutes.
+    timeout = min(request.step_timeout, 30.0 + 4 * spec.seconds)
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=timeout)
+    except StepTimeout:
+        return BoundaryReport.failed(f"deriving boundary inputs timed out after {timeout:g}s")
+    if not os.path.exists(spec.report_path):
+        last_line = (proc.stdout.strip().splitlines() or ["no output"])[-1]
+        return BoundaryReport.failed("deriving boundary inputs crashed: " + last_line)
+    with open(spec.report_path, encoding="utf-8") as fh:
+        report = from_json(BoundaryReport, fh.read())
+    if not sum(report.kept.values()):
+        return report
+    check = replay(request, workspace, False, spec.calls_path, spec.unstable_path, "boundary-check", hold_out=False)
+    write_unstable(spec.unstable_path, check.mismatch_indices)
+    failure = check.error or check.import_error
+    if failure is not None:
+        return BoundaryReport.failed(f"replaying boundary inputs on the original failed: {failure}")
+    return replace(report, unstable=len(check.mismatch_indices), seconds=report.seconds + (check.seconds or 0.0))

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from coderefine_sandbox.protocol.behaviour import (
     BehaviorTolerances,
+    BoundaryPaths,
+    BoundaryReport,
+    BoundaryRequest,
     Capability,
     GeneratedPaths,
     GeneratedReport,
@@ -100,6 +103,9 @@ __all__ = [
     "BaselineReport",
     "BehaviorTolerances",
     "Bench",
+    "BoundaryPaths",
+    "BoundaryReport",
+    "BoundaryRequest",
     "Calibration",
     "CallsHeader",
     "CandidateReport",

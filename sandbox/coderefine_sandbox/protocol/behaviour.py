@@ -1,6 +1,7 @@
 """The protocol of the behaviour stage: how outcomes are compared, the powers a version uses, the requests of
 its two steps (replaying recorded or generated calls, generating inputs), each run as a process of its own,
-their reports, and the calls the original does not repeat."""
+their reports, and the calls the original does not repeat; boundary variants of the recorded calls (inputs the
+tests never tried) and what deriving them kept."""
 
 from __future__ import annotations
 
@@ -21,6 +22,19 @@ class GeneratedPaths:
     """Where the inputs generated from type hints (--gen-inputs) go; `count` per target (baseline only)."""
 
     count: int
+    calls_path: str
+    report_path: str
+    unstable_path: str
+
+
+@dataclass(frozen=True)
+class BoundaryPaths:
+    """Where the boundary variants of the recorded calls go (behaviour/boundary.py): at most `count` variants
+    and about `seconds` of the original's time to derive and keep them (baseline), then replayed on every
+    candidate."""
+
+    count: int
+    seconds: float
     calls_path: str
     report_path: str
     unstable_path: str
@@ -116,6 +130,31 @@ class GeneratedReport:
         return cls({}, {}, 0, 0, error)
 
 
+@dataclass(frozen=True)
+class BoundaryReport:
+    """Boundary variants derived from the recorded calls and which were kept: those on which the original
+    returns, twice alike, within the per-variant time limit. `kept` counts before the original's replay in a
+    process of its own, which finds `unstable` more (left out)."""
+
+    derived: int  # distinct variants derived (within the count budget)
+    kept: dict[str, int]  # per target
+    raised: int  # the original raises on them: not held against a candidate
+    slow: int  # the original runs past the per-variant limit (or the seconds budget ran out first)
+    not_deterministic: int  # two runs of the original differ
+    unpicklable: int  # arguments or outcome cannot be pickled
+    unstable: int  # differ when the original replays them in a process of its own
+    seconds: float  # spent deriving, running and checking them on the original
+    error: str | None
+
+    @classmethod
+    def failed(cls, error: str) -> BoundaryReport:
+        return cls(0, {}, 0, 0, 0, 0, 0, 0.0, error)
+
+    @property
+    def usable(self) -> int:
+        return max(0, sum(self.kept.values()) - self.unstable)
+
+
 # ----------------------------------------------------------------------------- the steps' requests
 # The runner writes each as JSON and runs the step on it; the step reads it back strictly.
 
@@ -135,6 +174,9 @@ class ReplayRequest:
     profile: bool  # profile the calls for the module's hot spots
     original_workspace: str | None  # the original's, which a layered candidate workspace links into (audit.py)
     audit: bool  # the audit hook on; off only to measure what it costs (benchmarks/audit_cost.py)
+    # Hold every second call out of the examples (recorded calls: their inputs are never shown to the model);
+    # off for boundary variants, whose inputs are the counterexample the model is shown.
+    hold_out: bool = True
     memory: bool = True  # read peak memory per call (behaviour/memory.py); off only to measure what it costs
 
 
@@ -148,5 +190,22 @@ class GenerateRequest:
     import_root: str  # relative to the workspace
     targets: tuple[str, ...]
     count: int
+    out: str
+    report: str
+
+
+@dataclass(frozen=True)
+class BoundaryRequest:
+    """Boundary variants: `python -m coderefine_sandbox.behaviour.boundary STEP.json` derives variants of the
+    recorded calls (`calls`, less `exclude` and the held-out ones), runs the original on each, and writes the
+    kept ones with the original's outcomes as a calls file (`out`) and a `BoundaryReport` (`report`)."""
+
+    workspace: str  # the original's
+    module: str
+    import_root: str  # relative to the workspace
+    calls: str  # the tests' recorded calls
+    exclude: str | None  # the recorded calls the original does not repeat (UnstableCalls)
+    count: int
+    seconds: float
     out: str
     report: str

@@ -9,6 +9,8 @@ from typing import Literal
 
 from coderefine_sandbox.protocol.behaviour import (
     BehaviorTolerances,
+    BoundaryPaths,
+    BoundaryReport,
     Capability,
     GeneratedPaths,
     GeneratedReport,
@@ -53,6 +55,9 @@ class RunnerRequest:
     # the machine (`coderefine sweep`): their tests and replays may overlap, their timing never does.
     timing_lock: str | None
     program: ProgramSpec | None = None  # the target as a program (programs/); None: calls only
+    # Boundary variants of the recorded calls: baseline, derive them; candidate, replay them (None: off, or
+    # the baseline kept none)
+    boundary: BoundaryPaths | None = None
 
 
 @dataclass
@@ -66,6 +71,7 @@ class BaselineReport:
     evidence: dict[str, TargetEvidence] = field(default_factory=dict)
     self_check: ReplayReport | None = None  # the original replayed on its own recording
     generated: GeneratedReport | None = None
+    boundary: BoundaryReport | None = None
     calibration: Calibration | None = None
     calibration_error: str | None = None
     runner_error: str | None = None  # the runner itself failed
@@ -79,6 +85,7 @@ class CandidateReport:
     tests: TestRun | None = None
     behavior: ReplayReport | None = None
     generated_behavior: ReplayReport | None = None
+    boundary_behavior: ReplayReport | None = None  # the boundary variants replayed
     timing: TimingReport | None = None
     timing_error: str | None = None
     runner_error: str | None = None

@@ -1,0 +1,174 @@
+"""Derive boundary variants of the recorded calls (variants.py), run the ORIGINAL on each, and keep those it
+answers the same way twice, fast, without raising, as a calls file like the tests' recording (so replay.py
+compares every candidate on them as well).
+
+    python -m coderefine_sandbox.behaviour.boundary STEP.json
+
+STEP.json is a protocol.BoundaryRequest; the result is the calls file at its `out` and a
+protocol.BoundaryReport at its `report`.
+
+What is not held against a candidate: a variant on which the original raises (outside its domain, most
+likely; a rewrite may raise something else there), one whose two runs differ, one that runs past the
+per-variant limit (a multiple of the slowest recorded call: far slower than anything the tests asked is
+outside what they exercise), and those left when the seconds budget runs out. Held-out recorded calls are
+never varied: a variant would show their inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import pickle
+import signal
+import sys
+import time
+from typing import Any
+
+from coderefine_sandbox.behaviour.compare import deep_equal
+from coderefine_sandbox.behaviour.variants import Variant, derive
+from coderefine_sandbox.pinning import pinned_call
+from coderefine_sandbox.protocol import (
+    CALLS_PICKLE,
+    BoundaryReport,
+    BoundaryRequest,
+    CallsHeader,
+    read_json,
+    write_calls,
+    write_json,
+)
+from coderefine_sandbox.workload import add_import_paths, import_module, load_calls, resolve
+
+MIN_LIMIT = 0.02  # seconds a variant may always take
+MAX_LIMIT = 0.5  # seconds a variant may never exceed
+SLOWER = 20.0  # times the slowest recorded call a variant may take
+TIMED_SOURCES = 50  # recorded calls timed to set the per-variant limit
+
+
+class _TooSlow(BaseException):
+    """Not an Exception: a target's own `except Exception` must not swallow the time limit."""
+
+
+def _too_slow(signum: int, frame: Any) -> None:
+    raise _TooSlow
+
+
+def _run(func: Any, blob: bytes, entropy: Any, limit: float) -> tuple[str, Any, bytes, str]:
+    """(outcome, value or exception, the arguments after the call pickled, stdout) of one call."""
+    args, kwargs = pickle.loads(blob)
+    out = io.StringIO()
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        with contextlib.redirect_stdout(out), pinned_call(entropy):
+            value = func(*args, **kwargs)
+        outcome = "return"
+    except Exception as exc:
+        outcome, value = "exception", exc
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return outcome, value, pickle.dumps((args, kwargs), protocol=CALLS_PICKLE), out.getvalue()
+
+
+def _limit(module: Any, sources: list[Any]) -> float:
+    slowest = 0.0
+    for call in sources[:TIMED_SOURCES]:
+        started = time.perf_counter()
+        try:
+            _run(resolve(module, call.target), call.record["args"], call.record.get("entropy"), MAX_LIMIT)
+        except _TooSlow:
+            return MAX_LIMIT
+        slowest = max(slowest, time.perf_counter() - started)
+    return min(MAX_LIMIT, max(MIN_LIMIT, SLOWER * slowest))
+
+
+def main(argv: list[str]) -> int:
+    request = read_json(BoundaryRequest, argv[0])
+    started = time.perf_counter()
+    add_import_paths(request.workspace, request.import_root)
+    module = import_module(request.module)
+    signal.signal(signal.SIGALRM, _too_slow)
+    recorded = load_calls(request.calls, request.exclude)
+    sources = [call for call in recorded if not call.held_out]
+    unpicklable = 0
+    domain = []
+    for call in recorded:
+        try:
+            args, kwargs = pickle.loads(call.record["args"])
+        except Exception:
+            unpicklable += 1
+            continue
+        domain.append((call.index, call.target, args, kwargs))
+    # Held-out calls are never varied (a variant would show their inputs), but what is near the domain
+    # (the smallest size, a negative number, None) is read off every recorded call.
+    held_out = {call.index for call in recorded if call.held_out}
+    variants = derive([call for call in domain if call[0] not in held_out], request.count, domain)
+    limit = _limit(module, sources)
+    entropy = {call.index: call.record.get("entropy") for call in sources}
+    counts = {"raised": 0, "slow": 0, "not_deterministic": 0, "unpicklable": unpicklable}
+    kept: dict[str, int] = {}
+    records: list[dict[str, Any]] = []
+    # The budget is the variants' own: a large library's import does not use it up.
+    deadline = time.perf_counter() + request.seconds
+    for done, variant in enumerate(variants):
+        if time.perf_counter() > deadline:
+            counts["slow"] += len(variants) - done  # not tried: the budget ran out
+            break
+        verdict, record = _keep(module, variant, entropy.get(variant.source), limit)
+        if record is None:
+            counts[verdict] += 1
+            continue
+        records.append(record)
+        kept[variant.target] = kept.get(variant.target, 0) + 1
+    write_calls(request.out, CallsHeader(module=request.module, recording=None), records)
+    report = BoundaryReport(
+        derived=len(variants),
+        kept=kept,
+        raised=counts["raised"],
+        slow=counts["slow"],
+        not_deterministic=counts["not_deterministic"],
+        unpicklable=counts["unpicklable"],
+        unstable=0,  # the runner's to find out: it replays these calls on the original in a process of its own
+        seconds=time.perf_counter() - started,
+        error=None,
+    )
+    write_json(request.report, report)
+    return 0
+
+
+def _keep(module: Any, variant: Variant, entropy: Any, limit: float) -> tuple[str, dict[str, Any] | None]:
+    """The variant's record with the original's outcome, or (why it is left out, None)."""
+    try:
+        blob = pickle.dumps((variant.args, variant.kwargs), protocol=CALLS_PICKLE)
+    except Exception:
+        return "unpicklable", None
+    func = resolve(module, variant.target)
+    try:
+        first = _run(func, blob, entropy, limit)
+        second = _run(func, blob, entropy, limit)
+    except _TooSlow:
+        return "slow", None
+    except Exception:  # the arguments after the call cannot be pickled
+        return "unpicklable", None
+    if first[0] == "exception" or second[0] == "exception":
+        return "raised", None
+    if not (deep_equal(first[1], second[1]) and first[2] == second[2] and first[3] == second[3]):
+        return "not_deterministic", None
+    try:
+        value = pickle.dumps(first[1], protocol=CALLS_PICKLE)
+    except Exception:
+        return "unpicklable", None
+    record = {
+        "target": variant.target,
+        "args": blob,
+        "test": f"<boundary: {variant.change}>",
+        "outcome": "return",
+        "value": value,
+        "args_after": first[2] if first[2] != blob else None,
+        "stdout": first[3],
+    }
+    if entropy is not None:
+        record["entropy"] = entropy
+    return "kept", record
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
