@@ -1,12 +1,12 @@
 """A pytest-xdist scheduler that runs the tests which time something last, alone.
 
-The suite runs on one worker per core (`-n auto`), but a test that measures speed must never share the CPU
-with another test: its verdict would measure the neighbour. Nor may a test that watches the whole host (its
-processes, its containers) share it with tests that start their own. Such tests are marked `timed` or
-`alone`. This scheduler hands out every other test first, in the usual load-balanced way; once only those
-are left, one worker is kept for them and every other worker is shut down; they start on the kept worker
-only when it is the last one alive, so they run one after another on an otherwise idle machine, in the
-same `pytest` command.
+The suite runs on two workers per core (`-n auto`, tests/conftest.py), but a test that measures speed must
+never share the CPU with another test: its verdict would measure the neighbour. Nor may a test that watches
+the whole host (its processes, its containers) share it with tests that start their own. Such tests are marked
+`timed` or `alone`. This scheduler hands out every other test first, in the usual load-balanced way; once only
+those are left, one worker is kept for them and every other worker is shut down; they start on the kept worker
+only when it is the last one alive, so they run one after another on an otherwise idle machine, in the same
+`pytest` command.
 
 Which tests are `timed`: those whose assertion is about a measurement's precision — a null edit never
 called faster, a speedup that agrees with an independent measurement, when a timing series stops, timing
