@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import TypeVar
 
 from coderefine_sandbox.process import StepTimeout, base_env, remove_stale, run_step, step_argv
 from coderefine_sandbox.protocol import (
@@ -20,6 +21,8 @@ from coderefine_sandbox.protocol import (
     from_json,
     write_json,
 )
+
+_InputReport = TypeVar("_InputReport", GeneratedReport, BoundaryReport)  # the steps that derive inputs
 
 
 def replay(
@@ -78,16 +81,8 @@ def generate(request: RunnerRequest, workspace: str) -> GeneratedReport:
         out=spec.calls_path,
         report=spec.report_path,
     )
-    argv = step_argv("behaviour.generate", step, os.path.join(request.io_dir, "generate.request.json"))
-    try:
-        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=request.step_timeout)
-    except StepTimeout:
-        return GeneratedReport.failed(f"generating inputs timed out after {request.step_timeout:g}s")
-    if not os.path.exists(spec.report_path):
-        last_line = (proc.stdout.strip().splitlines() or ["no output"])[-1]
-        return GeneratedReport.failed("generating inputs crashed: " + last_line)
-    with open(spec.report_path, encoding="utf-8") as fh:
-        report = from_json(GeneratedReport, fh.read())
+    timeout = request.step_timeout
+    report = _input_step(request, workspace, "generate", step, GeneratedReport, "generating inputs", timeout)
     if not sum(report.generated.values()):
         return report
     check = replay(request, workspace, False, spec.calls_path, spec.unstable_path, "generated-check")
@@ -119,20 +114,10 @@ def boundary(request: RunnerRequest, workspace: str) -> BoundaryReport:
         out=spec.calls_path,
         report=spec.report_path,
     )
-    argv = step_argv("behaviour.boundary", step, os.path.join(request.io_dir, "boundary.request.json"))
-    remove_stale(spec.report_path)
-    # A variant the original computes in C for ever (no signal reaches it) must not cost the run's whole
-    # step limit: this step is worth a few seconds, not minutes.
+    # This step is worth a few seconds, not the run's whole step limit (a variant stuck in C code is killed
+    # inside the step, boundary.py; this bounds anything else).
     timeout = min(request.step_timeout, 30.0 + 4 * spec.seconds)
-    try:
-        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=timeout)
-    except StepTimeout:
-        return BoundaryReport.failed(f"deriving boundary inputs timed out after {timeout:g}s")
-    if not os.path.exists(spec.report_path):
-        last_line = (proc.stdout.strip().splitlines() or ["no output"])[-1]
-        return BoundaryReport.failed("deriving boundary inputs crashed: " + last_line)
-    with open(spec.report_path, encoding="utf-8") as fh:
-        report = from_json(BoundaryReport, fh.read())
+    report = _input_step(request, workspace, "boundary", step, BoundaryReport, "deriving boundary inputs", timeout)
     if not sum(report.kept.values()):
         return report
     check = replay(request, workspace, False, spec.calls_path, spec.unstable_path, "boundary-check", hold_out=False)
@@ -141,3 +126,27 @@ def boundary(request: RunnerRequest, workspace: str) -> BoundaryReport:
     if failure is not None:
         return BoundaryReport.failed(f"replaying boundary inputs on the original failed: {failure}")
     return replace(report, unstable=len(check.mismatch_indices), seconds=report.seconds + (check.seconds or 0.0))
+
+
+def _input_step(
+    request: RunnerRequest,
+    workspace: str,
+    name: str,
+    step: GenerateRequest | BoundaryRequest,
+    report_type: type[_InputReport],
+    doing: str,
+    timeout: float,
+) -> _InputReport:
+    """Run `behaviour.NAME` on its typed request and read back its report; a time-out or a crash is a failed
+    report saying so, never an exception (the run goes on without these inputs)."""
+    argv = step_argv(f"behaviour.{name}", step, os.path.join(request.io_dir, f"{name}.request.json"))
+    remove_stale(step.report)
+    try:
+        proc = run_step(argv, cwd=workspace, env=base_env(request, workspace), timeout=timeout)
+    except StepTimeout:
+        return report_type.failed(f"{doing} timed out after {timeout:g}s")
+    if not os.path.exists(step.report):
+        last_line = (proc.stdout.strip().splitlines() or ["no output"])[-1]
+        return report_type.failed(f"{doing} crashed: {last_line}")
+    with open(step.report, encoding="utf-8") as fh:
+        return from_json(report_type, fh.read())
