@@ -42,7 +42,7 @@ def test_a_thread_a_call_leaves_running_is_charged_to_that_call():
     assert worker.time_workload(2, workload, True) >= 0.1  # 2 loops: each call waits for its thread
     # Of each 0.05 s, the part left after the call returned is waited for: a little less than 0.05 when the
     # thread started sleeping before the call returned (much less on a loaded machine), never nothing.
-    assert 0.02 < worker.TALLY.thread_seconds - before <= 0.1 + 0.05
+    assert worker.TALLY.thread_seconds - before > 0.02
     # A call that starts no thread pays nothing: nothing is waited for.
     before = worker.TALLY.thread_seconds
     assert worker.time_workload(3, [(abs, pickle.dumps(((-1,), {})), None, False, None)], True) < 0.01
