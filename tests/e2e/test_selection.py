@@ -42,7 +42,7 @@ from pkg.utils import split_lines
 
 
 def test_split_lines():
-    # long texts: the regex candidate is then ~10x faster, a margin that holds beside other tests' load
+    # long texts: the work is in the loop over characters, which the correct candidate does in C
     for text in ("select 1\\nfrom t\\r\\nwhere x", "one line", "a\\rb\\n" * 3000, "x = 1\\n" * 5000):
         assert "".join(split_lines(text)) == text.replace("\\r", "").replace("\\n", "")
 """
@@ -66,7 +66,9 @@ def pytest_ignore_collect(collection_path, config):
 """
 
 WRONG = "import re\n\n\ndef split_lines(text):\n    return re.split(r'[\\r\\n]+', text)\n"
-RIGHT = "import re\n\n\ndef split_lines(text):\n    return re.split(r'\\r\\n|\\r|\\n', text)\n"
+# The same lines with str methods in C: ~15x faster on the tests' long texts (a regex alternation is only ~3x,
+# too little to hold beside other tests' load)
+RIGHT = "def split_lines(text):\n    return text.replace('\\r\\n', '\\n').replace('\\r', '\\n').split('\\n')\n"
 
 
 def test_a_test_reaching_the_target_through_the_package_refuses_a_wrong_candidate(scripted, make_project, tmp_path):
