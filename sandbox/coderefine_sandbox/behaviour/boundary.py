@@ -158,15 +158,17 @@ def _judge_in_child(func: Any, variant: Variant, blob: bytes, entropy: Any, limi
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: judge, send the verdict, leave without running any exit handler
-        os.close(read_end)
-        signal.signal(signal.SIGALRM, _too_slow)
         try:
-            payload = pickle.dumps(_judge(func, variant, blob, entropy, limit), protocol=CALLS_PICKLE)
-        except BaseException:
-            payload = pickle.dumps(("unpicklable", None), protocol=CALLS_PICKLE)
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(payload)
-        os._exit(0)
+            os.close(read_end)
+            signal.signal(signal.SIGALRM, _too_slow)
+            try:
+                payload = pickle.dumps(_judge(func, variant, blob, entropy, limit), protocol=CALLS_PICKLE)
+            except BaseException:  # SystemExit and the like from the original: outside its domain, as a raise
+                payload = pickle.dumps(("raised", None), protocol=CALLS_PICKLE)
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+        finally:
+            os._exit(0)  # never back into the step's own code, whatever happened (the parent may have gone)
     os.close(write_end)
     deadline = time.monotonic() + 2 * limit + HARD_GRACE
     chunks = []
