@@ -1,4 +1,4 @@
-"""Installed pytest plugins a project's test run does not need, left unloaded (`-p no:NAME`).
+"""Options for the installed pytest plugins a project's test run must not use: coverage, and those it does not need.
 
 Hypothesis's pytest plugin imports the whole hypothesis package at the end of every session (its terminal
 summary reads `hypothesis.internal.observability`): about a second per pytest process on a 2-core machine
@@ -11,6 +11,7 @@ its pytest configuration or a conftest.py: there the plugin stays.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
@@ -23,6 +24,12 @@ def unneeded_plugins(workspace: str) -> list[str]:
     if _mentioned(workspace, b"hypothesis"):
         return []
     return ["-p", "no:hypothesispytest"]
+
+
+def coverage_off() -> list[str]:
+    """`--no-cov` where pytest-cov is installed: a project's `--cov` in addopts would trace every line of every
+    test run (and take sys.monitoring's coverage slot); the option only exists when the plugin does."""
+    return ["--no-cov"] if importlib.util.find_spec("pytest_cov") is not None else []
 
 
 def _mentioned(workspace: str, word: bytes) -> bool:

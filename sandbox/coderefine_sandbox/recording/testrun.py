@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
@@ -19,7 +18,7 @@ from coderefine_sandbox.protocol import (
     to_json,
     write_json,
 )
-from coderefine_sandbox.recording.plugins import unneeded_plugins
+from coderefine_sandbox.recording.plugins import coverage_off, unneeded_plugins
 
 
 def run_tests(
@@ -44,7 +43,6 @@ def run_tests(
         env["CODEREFINE_SELECT"] = selection_path
         # Selected node ids: pytest's discovery, with only their files collected (selection.py), so the rest of
         # the suite is never imported and a Python data file is collected as its conftest collects it.
-    no_cov = ["--no-cov"] if _has_pytest_cov() else []
     if extra_env:  # e.g. the start-up hook recording program runs (programs/steps.py)
         env.update(extra_env)
         hook = extra_env.get("CODEREFINE_HOOK_PATH")
@@ -59,7 +57,7 @@ def run_tests(
         "no:cacheprovider",
         "-p",
         "coderefine_sandbox.recording.pytest_plugin",
-        *no_cov,
+        *coverage_off(),
         *unneeded_plugins(workspace),
         "--rootdir",
         workspace,
@@ -107,12 +105,6 @@ def run_tests(
         module_file=results.module_file,
         selected=results.selected,
     )
-
-
-def _has_pytest_cov() -> bool:
-    """pytest-cov is installed: a project's `--cov` in addopts would trace every line of every test run (and
-    take sys.monitoring's coverage slot); `--no-cov` turns it off, and is only known when the plugin is."""
-    return importlib.util.find_spec("pytest_cov") is not None
 
 
 def _unfinished(
