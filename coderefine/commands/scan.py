@@ -22,8 +22,8 @@ def scan_table(result: ScanResult, limit: int) -> Table:
     table.add_column("function", overflow="fold")
     table.add_column("file:line", overflow="fold")
     table.add_column("share", justify="right")
-    for name in ("own s", "calls", "tests", "coverage", "judgeable"):
-        table.add_column(name, justify="right" if name != "judgeable" else "left")
+    for name in ("own s", "calls", "tests", "coverage", "judgeable (estimate)"):
+        table.add_column(name, justify="right" if not name.startswith("judgeable") else "left")
     for entry in result.entries[:limit]:
         table.add_row(
             str(entry.rank),
@@ -44,7 +44,8 @@ def summary(result: ScanResult) -> str:
     share = sum(e.share for e in judgeable)
     return (
         f"scan: {len(result.entries)} project functions ran, {len(judgeable)} can be judged "
-        f"({share:.1%} of the profiled time); {result.wall_seconds:.1f}s in the {result.sandbox} sandbox"
+        f"({share:.1%} of the profiled time; an estimate under optimize's gate, which its baseline measures); "
+        f"{result.wall_seconds:.1f}s in the {result.sandbox} sandbox"
     )
 
 

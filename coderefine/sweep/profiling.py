@@ -12,6 +12,7 @@ from pathlib import Path
 from coderefine.errors import SandboxError, UsageError
 from coderefine.evaluation.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json, to_json
 from coderefine.evaluation.requests import HASH_SEED
+from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workspace import copy_project
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
@@ -29,6 +30,7 @@ class ProfileJob:
     timeout: float
     memory_mb: int
     pass_env: tuple[str, ...] = ()
+    max_calls: int = EvaluationSettings.max_calls_per_target  # as many calls as optimize records per target
 
 
 def parse_command(text: str) -> tuple[str, ...]:
@@ -75,6 +77,7 @@ def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
             min_calls=job.min_calls,
             timeout=job.timeout,
             hash_seed=HASH_SEED,
+            max_calls=job.max_calls,
         )
         request_path = io_dir / "request.json"
         request_path.write_text(to_json(request), encoding="utf-8")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,14 @@ class ScanEntry:
     own_seconds: float  # exclusive time, comprehensions and lambdas inside it included
     share: float  # of the profiled run's total own time
     cumulative_seconds: float
-    calls: int  # outermost calls (not made from within itself)
+    calls: int  # outermost calls (not made from within itself; a generator's resumptions are not calls)
     test_count: int
     tests: tuple[str, ...]
     coverage: float | None  # share of its lines the run executed (None: not measured)
-    judgeable: bool
+    judgeable: bool  # an estimate under optimize's gate; its baseline measures the figures exactly
     why_not: str | None
+    usable_calls: int | None = None  # calls whose arguments optimize could keep to replay (estimate)
+    unusable: dict[str, int] = field(default_factory=dict)  # why the others could not, over the calls looked at
 
     @property
     def location(self) -> str:
@@ -91,6 +93,8 @@ class _Row:
     tests: tuple[str, ...] = ()
     lines: int = 0
     covered: int = 0
+    usable: int | None = None
+    unusable: dict[str, int] = field(default_factory=dict)
 
 
 def _fold(functions: Iterable[ProfiledFunction], read: Callable[[str], str | None]) -> dict[tuple[str, str], _Row]:
@@ -124,7 +128,11 @@ def _fold(functions: Iterable[ProfiledFunction], read: Callable[[str], str | Non
         if fn.name.startswith("<"):
             continue  # its calls, tests and lines are the enclosing function's
         row.cumulative += fn.cumulative_seconds
-        row.calls += fn.primitive_calls
+        row.calls += fn.starts if fn.starts is not None else fn.primitive_calls
+        if fn.usable_calls is not None:
+            row.usable = (row.usable or 0) + fn.usable_calls
+            for reason, count in fn.unusable.items():
+                row.unusable[reason] = row.unusable.get(reason, 0) + count
         row.test_count, row.tests = fn.test_count, fn.tests
         row.lines, row.covered = fn.lines, fn.covered
     return rows
@@ -165,6 +173,8 @@ def rank(
                 coverage=round(coverage, 3) if coverage is not None else None,
                 judgeable=why_not is None,
                 why_not=why_not,
+                usable_calls=row.usable,
+                unusable=dict(row.unusable),
             )
         )
     return tuple(entries)
@@ -185,6 +195,9 @@ def _why_not(
         return "script module"
     if row.calls < min_calls:
         return f"{row.calls} call{'s' if row.calls != 1 else ''} < min_calls {min_calls}"
+    if row.usable is not None and row.usable < min_calls:  # the gate counts the calls it can replay
+        why = max(row.unusable.items(), key=lambda item: item[1])[0] if row.unusable else "not usable"
+        return f"about {row.usable} usable of {row.calls} calls < min_calls {min_calls} ({why})"
     if coverage is None:
         return "no coverage"
     if coverage < min_coverage:

@@ -93,3 +93,25 @@ def test_choose_takes_the_top_judgeable_or_those_above_a_share():
 def test_test_files():
     assert is_test_file("tests/helpers.py") and is_test_file("pkg/test_x.py") and is_test_file("conftest.py")
     assert not is_test_file("pkg/testing_tools.py") and not is_test_file("pkg/contest.py")
+
+
+def test_judgeable_counts_starts_and_usable_calls_as_optimize_gate_does():
+    def measured(name, line, starts, usable, unusable):
+        base = row(name, line, 0.1, calls=60)  # cProfile's calls: a generator's resumptions counted too
+        return ProfiledFunction(
+            *(getattr(base, f) for f in ("file", "line", "name", "own_seconds", "cumulative_seconds")),
+            calls=60, primitive_calls=60, test_count=1, tests=("t::a",), lines=4, covered=4,
+            starts=starts, usable_calls=usable, unusable=unusable,
+        )  # fmt: skip
+
+    rows = [
+        measured("hot", 4, starts=2, usable=2, unusable={}),  # 60 call events, 2 calls
+        measured("cached", 8, starts=12, usable=1, unusable={"argument 1 is a lock (cannot be kept)": 11}),
+        measured("cold", 20, starts=12, usable=12, unusable={}),
+    ]
+    entries = {e.target: e for e in rank(rows, 1.0, read({"pkg/mod.py": SOURCE}), min_calls=3, min_coverage=0.5)}
+    assert entries["hot"].calls == 2 and entries["hot"].why_not == "2 calls < min_calls 3"
+    cached = entries["cached"]
+    assert cached.why_not == "about 1 usable of 12 calls < min_calls 3 (argument 1 is a lock (cannot be kept))"
+    assert cached.usable_calls == 1 and cached.unusable == {"argument 1 is a lock (cannot be kept)": 11}
+    assert entries["cold"].judgeable and entries["cold"].to_dict()["usable_calls"] == 12

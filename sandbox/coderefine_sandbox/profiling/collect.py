@@ -9,10 +9,13 @@ Standard library only. Used by the pytest plugin (plugin.py) and by the workload
 from __future__ import annotations
 
 import cProfile
+import dis
+import inspect
 import os
 import sys
 import threading
 import types
+from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox.protocol import (
@@ -24,14 +27,15 @@ from coderefine_sandbox.protocol import (
     read_json,
     write_json,
 )
+from coderefine_sandbox.recording.capture import unkept_argument
 
 Key = tuple[str, int, str]  # cProfile's: file, first line, code name
-# A function never fully covered would be traced line by line for the whole run (the cost of coverage on a
-# hot function with one untested branch). Tracing stops for a frame after this many line events without
-# a new line, and for the function after this many calls in a row without one: its coverage is then
-# taken as settled. An estimate for ranking; each refinement's baseline measures coverage exactly.
-QUIET_LINES = 2000
-QUIET_CALLS = 50
+# Code that a call event may resume rather than start (cProfile counts each resumption as a call).
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+_RESUME = dis.opmap.get("RESUME")  # 3.11+: its argument is 0 where a function starts, else where it resumes
+# A function's calls looked at for whether optimize could keep their arguments, at least (when its lines have
+# all run sooner) before its coverage counts as settled.
+PROBE_MIN = 20
 
 
 class ProjectFilter:
@@ -117,83 +121,142 @@ def _own_lines(code: types.CodeType) -> set[int]:
     return lines
 
 
+def starts_the_call(frame: types.FrameType) -> bool:
+    """A call event that starts the function, not one resuming a suspended generator or coroutine."""
+    code = frame.f_code
+    if not code.co_flags & _SUSPENDABLE:
+        return True
+    at = frame.f_lasti
+    if at < 0 or _RESUME is None:  # before 3.11 a frame that has not run yet is at -1
+        return at < 0
+    raw = code.co_code
+    return raw[at] != _RESUME or raw[at + 1] & 3 == 0
+
+
+def call_arguments(frame: types.FrameType) -> tuple[tuple, dict[str, Any]]:
+    """The arguments a frame's function was called with, read from its locals at the call event."""
+    code = frame.f_code
+    names, local = code.co_varnames, frame.f_locals
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    args = [local[name] for name in names[:positional] if name in local]
+    kwargs = {name: local[name] for name in names[positional : positional + keyword_only] if name in local}
+    at = positional + keyword_only
+    if code.co_flags & inspect.CO_VARARGS:
+        args.extend(local.get(names[at], ()))
+        at += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        kwargs.update(local.get(names[at], {}))
+    return tuple(args), kwargs
+
+
+@dataclass
+class _Calls:
+    """One wanted function's call events while traced, and what its calls' arguments showed."""
+
+    starts: int = 0
+    resumes: int = 0
+    probed: int = 0
+    usable: int = 0
+    unusable: dict[str, int] = field(default_factory=dict)
+
+
 class FunctionCoverage:
     """Line coverage of chosen functions (file relative to the workspace, first line, code name: a module's
-    own code starts on line 1 too, so the name tells them apart), until settled (QUIET_*). Only their frames
-    (and the code nested in them) get a line tracer; every other frame costs one lookup on its call."""
+    own code starts on line 1 too, so the name tells them apart), under the rules optimize's gate applies:
+    their lines are traced over every call until each has run (as optimize's baseline does), and the
+    arguments of their first `max_calls` calls (optimize records that many) are tried for whether optimize
+    could keep them for replay. Only their frames (and the code nested in them) get a line tracer; every other
+    frame costs one lookup on its call. A function is settled (its tests then run untraced) once each of its
+    lines has run and PROBE_MIN of its calls were looked at."""
 
-    def __init__(self, project: ProjectFilter, wanted: list[tuple[str, int, str]]) -> None:
+    def __init__(self, project: ProjectFilter, wanted: list[tuple[str, int, str]], max_calls: int = 500) -> None:
         self.project = project
         self.wanted = {(f, line, name) for f, line, name in wanted}
-        self.owner: dict[types.CodeType, Key] = {}
+        self.max_calls = max_calls
+        self.top: dict[types.CodeType, Key] = {}  # a wanted function's own code object
+        self.owner: dict[types.CodeType, Key] = {}  # ... and the code nested in it
         self.seen: set[types.CodeType] = set()  # code objects looked at once
         self.remaining: dict[types.CodeType, set[int]] = {}  # lines of wanted code not run yet
-        self.stale: dict[types.CodeType, int] = {}  # calls in a row that ran no new line
         self.lines: dict[Key, set[int]] = {}
         self.hit: dict[Key, set[int]] = {}
+        self.calls: dict[Key, _Calls] = {}
 
     def _register(self, code: types.CodeType, key: Key) -> None:
         self.owner[code] = key
         own = _own_lines(code) or {code.co_firstlineno}  # `def f(x): return x`: its only line is the def line
         self.lines.setdefault(key, set()).update(own)
+        self.hit.setdefault(key, set())
         self.remaining[code] = set(own)
         for constant in code.co_consts:
             if isinstance(constant, types.CodeType):
                 self._register(constant, key)
 
     def settled(self, key: Key) -> bool:
-        """Every line of the function has run, or no new one showed for a while: nothing left to learn."""
-        return key in self.lines and not any(self.owner[code] == key for code in self.remaining)
+        """Nothing left to learn: every line has run and enough calls were looked at."""
+        calls = self.calls.get(key)
+        if key not in self.lines or calls is None:
+            return False
+        lines_done = not any(self.owner[code] == key for code in self.remaining)
+        return lines_done and (calls.probed >= PROBE_MIN or calls.starts >= self.max_calls)
+
+    def _probe(self, calls: _Calls, frame: types.FrameType) -> None:
+        try:
+            args, kwargs = call_arguments(frame)
+            problem = unkept_argument(args, kwargs)
+        except Exception as exc:  # a frame whose locals cannot be read: say so rather than guess
+            problem = f"its arguments could not be read ({type(exc).__name__})"
+        calls.probed += 1
+        if problem is None:
+            calls.usable += 1
+        else:
+            calls.unusable[problem] = calls.unusable.get(problem, 0) + 1
 
     def _on_call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         code = frame.f_code
-        remaining = self.remaining.get(code)
-        if remaining is None:
+        key = self.top.get(code)
+        if key is None:
+            owner = self.owner.get(code)
+            if owner is not None:  # code nested in a wanted function: its lines count for that function
+                return self._line_tracer(code, owner) if code in self.remaining else None
             if code in self.seen:
-                return None  # not wanted, or every line of it has run: no tracing any more
+                return None  # not wanted
             self.seen.add(code)
             relative = self.project.relative(code.co_filename)
-            key = (relative, code.co_firstlineno, code.co_name) if relative is not None else None
-            if key not in self.wanted or code in self.owner:
+            found = (relative, code.co_firstlineno, code.co_name) if relative is not None else None
+            if found not in self.wanted or found in self.calls:
                 return None
-            self._register(code, key)  # type: ignore[arg-type]
-            remaining = self.remaining[code]
-        hit = self.hit.setdefault(self.owner[code], set())
+            key = found
+            self.top[code] = key
+            self.calls[key] = _Calls()
+            self._register(code, key)
+        calls = self.calls[key]
+        if starts_the_call(frame):
+            calls.starts += 1
+            if calls.starts <= self.max_calls:
+                self._probe(calls, frame)
+        else:
+            calls.resumes += 1
+        if code not in self.remaining:
+            return None  # every line of it has run
+        return self._line_tracer(code, key)
+
+    def _line_tracer(self, code: types.CodeType, key: Key) -> Any:
+        remaining, left, hit = self.remaining[code], self.remaining, self.hit[key]
         if not _own_lines(code):
             hit.add(code.co_firstlineno)
-            self.remaining.pop(code, None)
+            left.pop(code, None)
             return None
-        left, stale = self.remaining, self.stale
-        before = len(remaining)
-        quiet = 0  # line events in this frame since the last new line
 
         def on_line(frame: types.FrameType, event: str, arg: Any) -> Any:
-            nonlocal quiet
             if event == "line":
                 line = frame.f_lineno
                 if line in remaining:
                     hit.add(line)
                     remaining.discard(line)
-                    quiet = 0
                     if not remaining:  # a hot loop costs tracing only until each of its lines has run once
                         left.pop(code, None)
                         return None
-                else:
-                    quiet += 1
-                    if quiet > QUIET_LINES:  # a loop that shows no new line: stop tracing this frame
-                        settle()
-                        return None
-            elif event == "return":
-                settle()
             return on_line
-
-        def settle() -> None:
-            if len(remaining) < before:
-                stale[code] = 0
-                return
-            stale[code] = stale.get(code, 0) + 1
-            if stale[code] > QUIET_CALLS:  # calls in a row that show no new line: its coverage is settled
-                left.pop(code, None)
 
         return on_line
 
@@ -206,12 +269,24 @@ class FunctionCoverage:
         threading.settrace(None)  # type: ignore[arg-type]
 
     def dump(self, path: str) -> None:
-        found = tuple(
-            CoverageRow(file=f, line=line, name=name, lines=len(lines), covered=len(self.hit.get(key, set()) & lines))
-            for key, lines in sorted(self.lines.items())
-            for f, line, name in [key]
-        )
-        write_json(path, CoverageTable(method="sys.settrace", functions=found))
+        found = []
+        for key, lines in sorted(self.lines.items()):
+            calls = self.calls.get(key, _Calls())
+            found.append(
+                CoverageRow(
+                    file=key[0],
+                    line=key[1],
+                    name=key[2],
+                    lines=len(lines),
+                    covered=len(self.hit.get(key, set()) & lines),
+                    starts=calls.starts,
+                    resumes=calls.resumes,
+                    probed=calls.probed,
+                    usable=calls.usable,
+                    unusable=dict(calls.unusable),
+                )
+            )
+        write_json(path, CoverageTable(method="sys.settrace", functions=tuple(found)))
 
 
 def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str, dict[str, tuple[Key, ...]]]:
@@ -221,4 +296,4 @@ def from_environment() -> tuple[Profiles | None, FunctionCoverage | None, str, d
     project = ProjectFilter(spec.workspace, list(spec.paths))
     if spec.kind == "profile":
         return Profiles(project), None, spec.out, {}
-    return None, FunctionCoverage(project, list(spec.wanted)), spec.out, spec.reaches
+    return None, FunctionCoverage(project, list(spec.wanted), spec.max_calls), spec.out, spec.reaches

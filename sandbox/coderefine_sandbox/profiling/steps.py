@@ -15,12 +15,14 @@ import time
 
 from coderefine_sandbox.process import SANDBOX_DIR, StepTimeout, remove_stale, run_step
 from coderefine_sandbox.protocol import (
+    CoverageRow,
     CoverageTable,
     FunctionKey,
     ProfiledFunction,
     ProfilePass,
     ProfileReport,
     ProfileRequest,
+    ProfileRow,
     ProfileTable,
     PytestResults,
     TestFailure,
@@ -132,7 +134,7 @@ def profile(request: ProfileRequest) -> ProfileReport:
     # function without being among them would only add lines, never remove any).
     reaching = sorted({test for row in chosen for test in row.tests})
     only = reaching if request.command is None and 0 < len(reaching) <= MAX_SELECTED else None
-    coverage: dict[FunctionKey, tuple[int, int]] = {}
+    coverage: dict[FunctionKey, CoverageRow] = {}
     if wanted:
         cov_out = os.path.join(request.io_dir, "coverage.json")
         remove_stale(cov_out, results)
@@ -142,27 +144,44 @@ def profile(request: ProfileRequest) -> ProfileReport:
                 for test in row.tests:
                     reaches.setdefault(test, []).append((row.file, row.line, row.name))
             reached = {test: tuple(keys) for test, keys in reaches.items()}
-            spec = ProfilePass("coverage", request.workspace, request.paths, cov_out, wanted, reached)
+            spec = ProfilePass(
+                "coverage", request.workspace, request.paths, cov_out, wanted, reached, request.max_calls
+            )
             _run(request, spec, results, only)
             measured = read_json(CoverageTable, cov_out)
             report.coverage_method = measured.method
-            coverage = {(m.file, m.line, m.name): (m.lines, m.covered) for m in measured.functions}
+            coverage = {(m.file, m.line, m.name): m for m in measured.functions}
         except (StepTimeout, OSError, ValueError) as exc:  # ValueError: ProtocolError too
             report.coverage_error = f"the coverage run failed: {exc}"
-    report.functions = tuple(
-        ProfiledFunction(
-            file=row.file,
-            line=row.line,
-            name=row.name,
-            own_seconds=row.own,
-            cumulative_seconds=row.cumulative,
-            calls=row.calls,
-            primitive_calls=row.primitive,
-            test_count=row.test_count,
-            tests=row.tests[:MAX_TEST_NAMES],
-            lines=coverage.get((row.file, row.line, row.name), (0, 0))[0],
-            covered=coverage.get((row.file, row.line, row.name), (0, 0))[1],
-        )
-        for row in rows
-    )
+    report.functions = tuple(_function(row, coverage.get((row.file, row.line, row.name))) for row in rows)
     return report
+
+
+def _function(row: ProfileRow, measured: CoverageRow | None) -> ProfiledFunction:
+    """A profiled function with what its coverage pass estimated: its calls as starts (a generator's
+    resumptions are cProfile calls too: the share of starts among the call events the pass saw, applied to
+    cProfile's count) and its usable calls (the share of the calls looked at whose arguments could be kept)."""
+    if measured is None:
+        return ProfiledFunction(
+            row.file, row.line, row.name, row.own, row.cumulative, row.calls, row.primitive, row.test_count,
+            row.tests[:MAX_TEST_NAMES], lines=0, covered=0,
+        )  # fmt: skip
+    events = measured.starts + measured.resumes
+    starts = round(row.primitive * measured.starts / events) if events else row.primitive
+    usable = round(starts * measured.usable / measured.probed) if measured.probed else None
+    return ProfiledFunction(
+        file=row.file,
+        line=row.line,
+        name=row.name,
+        own_seconds=row.own,
+        cumulative_seconds=row.cumulative,
+        calls=row.calls,
+        primitive_calls=row.primitive,
+        test_count=row.test_count,
+        tests=row.tests[:MAX_TEST_NAMES],
+        lines=measured.lines,
+        covered=measured.covered,
+        starts=starts,
+        usable_calls=usable,
+        unusable=dict(measured.unusable),
+    )

@@ -4,7 +4,7 @@ collector in the process that runs the tests or the workload command, and what t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from coderefine_sandbox.protocol.recording import TestRun
@@ -24,6 +24,7 @@ class ProfileRequest:
     min_calls: int  # functions with fewer calls get no coverage pass (they cannot be judged anyway)
     timeout: float  # per step (the profiled run, the coverage run)
     hash_seed: int
+    max_calls: int = 500  # optimize records this many calls per target: the coverage pass follows as many
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,13 @@ class ProfiledFunction:
     tests: tuple[str, ...]  # ... and the first of them by name (at most 20)
     lines: int  # its statements (coverage pass; 0: not measured)
     covered: int
+    # Estimates from the coverage pass under the rules of optimize's gate (None: not measured). `starts`: calls
+    # that started the function (cProfile counts every resumption of a generator or coroutine as a call);
+    # `usable_calls`: of those, the ones whose arguments optimize could keep to replay, scaled from the calls
+    # looked at; `unusable`: why the others could not, per reason, over the calls looked at.
+    starts: int | None = None
+    usable_calls: int | None = None
+    unusable: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -72,6 +80,7 @@ class ProfilePass:
     out: str  # where the collector's figures go
     wanted: tuple[FunctionKey, ...]  # coverage: the functions to trace
     reaches: dict[str, tuple[FunctionKey, ...]]  # coverage: per test, the wanted functions it ran
+    max_calls: int = 500  # coverage: each function's lines are traced over this many of its calls, as optimize does
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,13 @@ class CoverageRow:
     name: str
     lines: int
     covered: int
+    # Call events seen while traced: those that started the function and those that resumed it (a generator
+    # or coroutine), and, over the starts looked at (at most max_calls), whose arguments could be kept.
+    starts: int = 0
+    resumes: int = 0
+    probed: int = 0
+    usable: int = 0
+    unusable: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -322,8 +322,9 @@ def describe_kind(value: object) -> str:
     return type(value).__name__
 
 
-def unkept_arguments(args: tuple, kwargs: dict[str, Any]) -> str:
-    """Which argument cannot be pickled (kept for replay), and of what kind: "argument 1 is a socket"."""
+def unkept_argument(args: tuple, kwargs: dict[str, Any]) -> str | None:
+    """Which argument cannot be pickled (kept for replay), and of what kind: "argument 1 is a socket"; None
+    when each can be kept (`scan` asks this of the calls it sees, to estimate which ones optimize could use)."""
     for key, value in [*enumerate(args), *kwargs.items()]:
         if lazy.is_lazy(value):
             continue  # taken through a tap, not pickled
@@ -332,7 +333,11 @@ def unkept_arguments(args: tuple, kwargs: dict[str, Any]) -> str:
         except Exception:
             name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
             return f"{name} is a {describe_kind(value)} (cannot be kept)"
-    return "the arguments cannot be kept"
+    return None
+
+
+def unkept_arguments(args: tuple, kwargs: dict[str, Any]) -> str:
+    return unkept_argument(args, kwargs) or "the arguments cannot be kept"
 
 
 _CALL = "__coderefine_call__"  # the trampoline's keyword-only parameter holding the recording wrapper
