@@ -7,7 +7,7 @@ none of the work, and the test awaits the result on its own event loop, so:
 * Recording (recording/capture.py) hands the test a relay in place of the result: a real coroutine (or async
   generator) that drives the target's one step at a time, each step inside recording's depth guard and stdout
   copy, and keeps what it gives when it ends. A coroutine the test never awaited judges nothing: unusable.
-* Replay runs the call on a fresh event loop of its own (`run_fresh`), closed after, and compares the awaited
+* Replay runs the call on a fresh event loop of its own (`FreshLoop`), closed after, and compares the awaited
   value or exception (an async generator's items, by lazy.consume's rules) and the arguments' mutation as
   for plain calls. The loop watches whether it ever had to wait (its selector asked to block: a timer such as
   `asyncio.sleep(0.01)`, I/O, a thread) and whether the call left tasks running: such a call's time and result
@@ -251,15 +251,22 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
-def run_fresh(make: Callable[[], Any], watch: LoopWatch) -> Any:
-    """`make()`'s awaitable run to its end on an event loop of its own, closed after (tasks left running are
-    counted in `watch`, then cancelled); its value, or its exception raised."""
-    loop = asyncio.SelectorEventLoop(_WatchingSelector(watch))
-    try:
-        return loop.run_until_complete(_await(make()))
-    finally:
-        watch.active = False
-        _close(loop, watch)
+class FreshLoop:
+    """An event loop of its own for one replayed call. Made and closed outside the call's audit window (a loop
+    opens a socket pair to wake itself: the runner's doing, never the call's power); `run` inside it. Closing
+    counts the tasks the call left running in `watch`, then cancels them, as asyncio.run does."""
+
+    def __init__(self) -> None:
+        self.watch = LoopWatch()
+        self.loop = asyncio.SelectorEventLoop(_WatchingSelector(self.watch))
+
+    def run(self, make: Callable[[], Any]) -> Any:
+        """`make()`'s awaitable run to its end on the loop: its value, or its exception raised."""
+        return self.loop.run_until_complete(_await(make()))
+
+    def close(self) -> None:
+        self.watch.active = False
+        _close(self.loop, self.watch)
 
 
 def _close(loop: asyncio.AbstractEventLoop, watch: LoopWatch | None = None) -> None:

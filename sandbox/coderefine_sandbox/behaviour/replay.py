@@ -56,7 +56,7 @@ def _outcome(
     live_args, live_kwargs, feeds = lazy.supply(args, kwargs)
     recorded_lazy = pickle.loads(record["value"]) if record.get("lazy") else None
     wanted_async = asynchronous.expected_kind(record)
-    loop_watch = asynchronous.LoopWatch() if wanted_async is not None else None
+    fresh = asynchronous.FreshLoop() if wanted_async is not None else None  # made outside the audit window
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         # Profile the call alone, so hot-spot shares are shares of the target's own work.
@@ -66,8 +66,8 @@ def _outcome(
             # The random states and clock readings it had; the audit window around the call alone.
             with pinned_call(record.get("entropy")), watch() if watch is not None else contextlib.nullcontext():
                 value = func(*live_args, **live_kwargs)
-                if loop_watch is not None:
-                    value = _awaited(value, wanted_async, recorded_lazy, loop_watch)
+                if fresh is not None:
+                    value = _awaited(value, wanted_async, recorded_lazy, fresh)
                 elif recorded_lazy is not None and hasattr(type(value), "__next__"):
                     value = lazy.consume(value, recorded_lazy)  # else not an iterator: compared as such
                 elif asynchronous.kind_of(value) is not None:
@@ -78,8 +78,10 @@ def _outcome(
         finally:
             if profiler is not None:
                 profiler.disable()
+            if fresh is not None:
+                fresh.close()  # after the audit window: counts the tasks left, cancels them
     taking = lazy.consumption_difference(feeds)
-    return kind, value, exc, out.getvalue(), (args, kwargs), taking, loop_watch
+    return kind, value, exc, out.getvalue(), (args, kwargs), taking, None if fresh is None else fresh.watch
 
 
 class _Unawaited:
@@ -97,15 +99,15 @@ class _Unawaited:
         return self.text
 
 
-def _awaited(value: Any, wanted: str, recorded_lazy: Any, loop_watch: asynchronous.LoopWatch) -> Any:
+def _awaited(value: Any, wanted: str, recorded_lazy: Any, fresh: asynchronous.FreshLoop) -> Any:
     """An async call's result run on a fresh event loop: the awaited value (its exception raised), or an async
     generator consumed as the test consumed the recorded one; what it returned unrun if it is not of the
     recorded kind."""
     if asynchronous.kind_of(value) != wanted:
         return _Unawaited(value)
     if wanted == asynchronous.COROUTINE:
-        return asynchronous.run_fresh(lambda: value, loop_watch)
-    return asynchronous.run_fresh(lambda: asynchronous.consume(value, recorded_lazy), loop_watch)
+        return fresh.run(lambda: value)
+    return fresh.run(lambda: asynchronous.consume(value, recorded_lazy))
 
 
 def compare_call(
