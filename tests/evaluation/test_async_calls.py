@@ -151,6 +151,7 @@ def test_async_targets_are_recorded_wrong_rewrites_refused_and_a_faster_one_acce
     assert [why for why in evidence["settled"]["unusable"]] == [
         f"{reason}: its time and result depend on more than its arguments"
     ]
+    assert report["baseline"]["boundary"]["derived"] == 0  # async calls are not varied
     wrong, faster = report["iterations"]
     refused = [f["function"] for f in wrong["functions"] if f["verdict"] == "behaviour changed"]
     assert refused == ["ranked", "countdown"]

@@ -217,3 +217,12 @@ def test_a_timing_pass_subtracts_the_idle_coroutine_and_keeps_errors():
     finally:
         loop.close()
     assert first.is_closed() and loop.loop is None
+
+
+def test_no_inputs_are_generated_for_async_targets():
+    pytest.importorskip("hypothesis")
+    from coderefine_sandbox.behaviour.generate import _strategy
+
+    module = _module("hinted", "async def f(x: int) -> int:\n    return x\n\n\nasync def g(x: int):\n    yield x\n")
+    assert _strategy(module.f) == (None, "it is async (only the calls the tests await are judged)")
+    assert _strategy(module.g)[0] is None
