@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox.behaviour import asynchronous, lazy
-from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
+from coderefine_sandbox.pinning import NOT_PINNED, noted_clock, observed_call, pinned_names
 from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
 from coderefine_sandbox.recording.linecov import LineCoverage
 
@@ -172,7 +172,7 @@ class Recorder:
         if kind is not None:
             # The test awaits (or iterates) it on its own loop; the call is kept at the session's end with how
             # it ended by then (behaviour/asynchronous.py).
-            resume = functools.partial(self._resume, call.printed, traced=True)
+            resume = functools.partial(self._resume, call.printed, traced=True, entropy=entropy)
             if kind == asynchronous.COROUTINE:
                 call.relay = asynchronous.CoroutineRelay(result, resume)
             else:
@@ -191,7 +191,9 @@ class Recorder:
         self._store(call, outcome="return", value=result)
         return result
 
-    def _resume(self, printed: io.StringIO, step: Any, traced: bool = False) -> Any:
+    def _resume(
+        self, printed: io.StringIO, step: Any, traced: bool = False, entropy: dict[str, Any] | None = None
+    ) -> Any:
         """One step of a lazy result the test consumes: part of the recorded call, so calls it makes to other
         targets are not outermost calls, and what it prints is the call's output."""
         depth = getattr(self._local, "depth", 0)
@@ -202,7 +204,11 @@ class Recorder:
         try:
             # An async call's body runs only in these steps: line coverage is taken here (a generator's is
             # taken by the coverage's own wrapper).
-            return self.coverage.traced_step(step) if traced else step()
+            if entropy is None:
+                return self.coverage.traced_step(step) if traced else step()
+            # An async call's clock readings happen in its steps: noted with the call's own, in order.
+            with noted_clock(entropy["clock"]):
+                return self.coverage.traced_step(step) if traced else step()
         finally:
             sys.stdout = saved
             self._local.depth = depth

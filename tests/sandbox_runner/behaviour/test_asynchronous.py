@@ -21,6 +21,7 @@ from coderefine_sandbox.workload import resolve
 
 ORIGINAL = """
 import asyncio
+import time
 
 
 async def _square(v):
@@ -59,11 +60,17 @@ async def sleepy(n):
 async def spawning(n):
     asyncio.get_running_loop().create_task(asyncio.sleep(10))
     return n
+
+
+async def stamped(n):
+    await asyncio.sleep(0)  # a step of its own: the clock is read after the call returned its coroutine
+    return time.time(), n
 """
-# Wrong in the ways the brief names: the items in another order, the last item dropped, a plain value where a
-# coroutine was awaited; `checked` and `gathered` are right.
+# Wrong in the ways that matter: the items in another order, the last item dropped, a plain value where a
+# coroutine was awaited; `checked`, `gathered` and `stamped` are right.
 WRONG = """
 import asyncio
+import time
 
 
 async def squares(values):
@@ -94,6 +101,11 @@ def sleepy(n):
 
 async def spawning(n):
     return n
+
+
+async def stamped(n):
+    await asyncio.sleep(0)  # a step of its own: the clock is read after the call returned its coroutine
+    return time.time(), n
 """
 
 
@@ -117,7 +129,7 @@ def recorded(tmp_path, monkeypatch):
     and what the test saw of each."""
     module = _module("async_sample", ORIGINAL)
     monkeypatch.setitem(sys.modules, "async_sample", module)
-    targets = ["squares", "checked", "gathered", "countdown", "sleepy", "spawning"]
+    targets = ["squares", "checked", "gathered", "countdown", "sleepy", "spawning", "stamped"]
     recorder = Recorder("async_sample", targets, 100, 10**7)
     recorder.install()
     seen = {}
@@ -131,6 +143,7 @@ def recorded(tmp_path, monkeypatch):
     seen["prefix"] = asyncio.run(_first(module.countdown(4)))
     seen["sleepy"] = asyncio.run(module.sleepy(7))
     seen["spawning"] = asyncio.run(module.spawning(8))
+    seen["stamped"] = asyncio.run(module.stamped(9))
     module.checked(5)  # never awaited: unusable
     module.countdown(2)  # never iterated: unusable
     # The target's own coroutine behind it, closed after so that it does not warn in a later test.
@@ -149,7 +162,8 @@ def test_recording_leaves_what_the_test_sees_unchanged_and_keeps_each_awaited_ca
     assert (seen["sleepy"], seen["spawning"]) == (7, 8)
     assert seen["marked"][1] is True  # asyncio still sees a coroutine function behind the trampoline
     targets = [r["target"] for r in records]
-    assert targets == ["squares", "checked", "gathered", "countdown", "countdown", "sleepy", "spawning"]
+    assert targets == ["squares", "checked", "gathered", "countdown", "countdown", "sleepy", "spawning", "stamped"]
+    assert len(records[7]["entropy"]["clock"]) == 1  # read in a later step of the call: noted with it
     squares, checked = records[0], records[1]
     assert squares["asynchronous"] == "coroutine" and pickle.loads(squares["value"]) == [9, 1, 4]
     assert pickle.loads(squares["args_after"]) == (([3, 1, 2, 3],), {})  # mutation while awaited is kept
@@ -176,6 +190,7 @@ def test_replay_runs_each_call_on_a_fresh_loop_and_names_what_cannot_be_judged(r
     assert found[:5] == [None] * 5
     assert found[5]["kind"] == asynchronous.WAITED  # asyncio.sleep(0.01): the loop had to wait
     assert found[6]["kind"] == asynchronous.TASK_LEFT and found[6]["got"] == "left 1 task running on the event loop"
+    assert found[7] is None  # the clock it read while awaited is replayed to it
     assert not_deterministic(asynchronous.WAITED).startswith("the coroutine waits on the event loop")
     later = not_deterministic("repeat " + asynchronous.TASK_LEFT)
     assert later == "the coroutine leaves a task running on the event loop"
