@@ -194,8 +194,9 @@ class Recorder:
     def _resume(
         self, printed: io.StringIO, step: Any, traced: bool = False, entropy: dict[str, Any] | None = None
     ) -> Any:
-        """One step of a lazy result the test consumes: part of the recorded call, so calls it makes to other
-        targets are not outermost calls, and what it prints is the call's output."""
+        """One step of a lazy result the test consumes, or of an async call's work on the test's loop: part of
+        the recorded call, so calls it makes to other targets are not outermost calls, and what it prints is
+        the call's output (for an async call, with its line coverage and clock readings taken too)."""
         depth = getattr(self._local, "depth", 0)
         self._local.depth = 1
         tee = _Tee(sys.stdout)
