@@ -65,6 +65,11 @@ async def spawning(n):
 async def stamped(n):
     await asyncio.sleep(0)  # a step of its own: the clock is read after the call returned its coroutine
     return time.time(), n
+
+
+async def stalled(n):
+    await asyncio.sleep(10)
+    return n
 """
 # Wrong in the ways that matter: the items in another order, the last item dropped, a plain value where a
 # coroutine was awaited; `checked`, `gathered` and `stamped` are right.
@@ -129,7 +134,7 @@ def recorded(tmp_path, monkeypatch):
     and what the test saw of each."""
     module = _module("async_sample", ORIGINAL)
     monkeypatch.setitem(sys.modules, "async_sample", module)
-    targets = ["squares", "checked", "gathered", "countdown", "sleepy", "spawning", "stamped"]
+    targets = ["squares", "checked", "gathered", "countdown", "sleepy", "spawning", "stamped", "stalled"]
     recorder = Recorder("async_sample", targets, 100, 10**7)
     recorder.install()
     seen = {}
@@ -144,6 +149,8 @@ def recorded(tmp_path, monkeypatch):
     seen["sleepy"] = asyncio.run(module.sleepy(7))
     seen["spawning"] = asyncio.run(module.spawning(8))
     seen["stamped"] = asyncio.run(module.stamped(9))
+    with pytest.raises(asyncio.TimeoutError):  # cancelled by the test's own time limit: unusable
+        asyncio.run(asyncio.wait_for(module.stalled(1), 0.01))
     module.checked(5)  # never awaited: unusable
     module.countdown(2)  # never iterated: unusable
     # The target's own coroutine behind it, closed after so that it does not warn in a later test.
@@ -179,6 +186,7 @@ def test_recording_leaves_what_the_test_sees_unchanged_and_keeps_each_awaited_ca
     assert summary.reasons == {
         "checked": {"result is a coroutine the tests never awaited": 1},
         "countdown": {"result is an async generator the tests never consumed": 1},
+        "stalled": {"result is a coroutine that was cancelled or never finished": 1},
     }
     assert summary.counts["checked"] == 2 and summary.unreplayable["countdown"] == 1
 
