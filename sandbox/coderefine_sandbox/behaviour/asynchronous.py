@@ -270,7 +270,8 @@ class FreshLoop:
 
 
 def _close(loop: asyncio.AbstractEventLoop, watch: LoopWatch | None = None) -> None:
-    """asyncio.run's ending: cancel what is left (counted), finish async generators, close."""
+    """asyncio.run's ending: cancel what is left (counted), finish async generators, join the default
+    executor's threads, close."""
     try:
         pending = asyncio.all_tasks(loop)
         if watch is not None:
@@ -280,6 +281,7 @@ def _close(loop: asyncio.AbstractEventLoop, watch: LoopWatch | None = None) -> N
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())  # run_in_executor's threads, joined
     finally:
         loop.close()
 
