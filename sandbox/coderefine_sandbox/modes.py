@@ -15,6 +15,7 @@ from typing import Any
 
 import coderefine_sandbox.programs.steps as program_steps
 from coderefine_sandbox.audit import gained
+from coderefine_sandbox.behaviour import asynchronous
 from coderefine_sandbox.behaviour.steps import boundary, generate, replay, write_unstable
 from coderefine_sandbox.process import StepTimeout
 from coderefine_sandbox.protocol import (
@@ -124,9 +125,19 @@ def evidence(
     return found
 
 
+# What makes an async call of the original judge nothing, by the replay's mismatch kind (behaviour/asynchronous.py).
+ASYNC_REASONS = {
+    asynchronous.WAITED: "the coroutine waits on the event loop (a timer such as asyncio.sleep, I/O or a thread): "
+    "its time and result depend on more than its arguments",
+    asynchronous.TASK_LEFT: "the coroutine leaves a task running on the event loop",
+}
+
+
 def not_deterministic(kind: str) -> str:
     """Why an unstable call is unusable, from what differed when the original replayed its own recording."""
     later = kind.startswith("repeat ")
+    if kind.removeprefix("repeat ") in ASYNC_REASONS:
+        return ASYNC_REASONS[kind.removeprefix("repeat ")]
     what = {
         "return": "returned a different value",
         "exception": "raised differently",

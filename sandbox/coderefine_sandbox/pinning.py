@@ -87,7 +87,15 @@ def observed_call() -> Iterator[dict[str, Any]]:
     if numpy_random is not None:
         with contextlib.suppress(Exception):  # a broken or stub numpy must not break the call
             note["numpy_state"] = numpy_random.get_state()
-    readings: list[int] = note["clock"]
+    with noted_clock(note["clock"]):
+        yield note
+
+
+@contextlib.contextmanager
+def noted_clock(readings: list[int]) -> Iterator[None]:
+    """`time.time`/`time.time_ns` read through a wrapper that returns the real clock and appends each reading
+    to `readings`: around a recorded call, and around each later step of an async call's work (recording
+    drives a coroutine a step at a time, on the test's loop, after the call itself returned)."""
     real_time, real_time_ns = time.time, time.time_ns
 
     def noted_time_ns() -> int:
@@ -100,7 +108,7 @@ def observed_call() -> Iterator[dict[str, Any]]:
 
     time.time, time.time_ns = noted_time, noted_time_ns  # type: ignore[assignment]
     try:
-        yield note
+        yield
     finally:
         time.time, time.time_ns = real_time, real_time_ns  # type: ignore[assignment]
 

@@ -265,3 +265,31 @@ def test_a_layered_candidate_importing_the_original_s_sibling_module_gains_no_po
     write_calls(str(calls), CallsHeader("pkg.mod", None), [{**_record((2,), 4), "target": "f"}])
     report = _replay(candidate, "pkg.mod", calls, tmp_path / "out.json", original=original)
     assert (report.mismatches, report.capabilities) == (0, ())
+
+
+ASYNC = """
+import socket
+
+
+async def f(x):
+    return x * 2
+
+
+async def g(x):
+    socket.socket().close()
+    return x * 2
+"""
+
+
+def test_an_async_call_s_fresh_event_loop_is_not_counted_as_its_power_and_its_own_socket_is(tmp_path):
+    """The loop replay makes for an async call opens a socket pair to wake itself: the runner's doing, made and
+    closed outside the call's window; a socket the coroutine opens is the call's."""
+    (tmp_path / "mod.py").write_text(ASYNC)
+    calls = tmp_path / "calls.pkl"
+    records = [{**_record((n,), 2 * n), "asynchronous": "coroutine"} for n in (1, 2, 3)]
+    write_calls(str(calls), CallsHeader("mod", None), records)
+    report = _replay(tmp_path, "mod", calls, tmp_path / "out.json")
+    assert (report.mismatches, report.capabilities) == (0, ())
+    write_calls(str(calls), CallsHeader("mod", None), [{**record, "target": "g"} for record in records])
+    report = _replay(tmp_path, "mod", calls, tmp_path / "out.json")
+    assert report.mismatches == 0 and {c.kind for c in report.capabilities} == {"network"}

@@ -48,6 +48,8 @@ def _strategy(func: Any) -> tuple[Any, str]:
     """(a hypothesis strategy of argument tuples, "") or (None, why not)."""
     from hypothesis import strategies as st
 
+    if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+        return None, "it is async (only the calls the tests await are judged)"
     try:
         hints = typing.get_type_hints(func)
         parameters = list(inspect.signature(func).parameters.values())

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from coderefine_sandbox.audit import Recorder
-from coderefine_sandbox.behaviour import lazy
+from coderefine_sandbox.behaviour import asynchronous, lazy
 from coderefine_sandbox.behaviour.compare import deep_equal, describe, unordered_equal
 from coderefine_sandbox.behaviour.memory import PeakMeter, chosen_calls
 from coderefine_sandbox.pinning import pinned_call
@@ -47,13 +47,16 @@ Watch = Callable[[], contextlib.AbstractContextManager[None]]
 
 def _outcome(
     func: Any, record: dict[str, Any], profiler: cProfile.Profile | None, watch: Watch | None = None
-) -> tuple[str, Any, Any, str, tuple, tuple[str, str] | None]:
-    """The call's outcome, what it printed, its arguments after it, and how its taking from iterator arguments
-    differed from the recording's (None: as recorded). A lazy result is consumed as the test consumed the
-    recorded one (lazy.consume), inside the same window: the generator's body is the call's work."""
+) -> tuple[str, Any, Any, str, tuple, tuple[str, str] | None, asynchronous.LoopWatch | None]:
+    """The call's outcome, what it printed, its arguments after it, how its taking from iterator arguments
+    differed from the recording's (None: as recorded), and for an async call what its event loop saw. A lazy
+    result is consumed as the test consumed the recorded one (lazy.consume), inside the same window: the
+    generator's body is the call's work; an async one is awaited (or consumed) on a fresh loop of its own."""
     args, kwargs = pickle.loads(record["args"])
     live_args, live_kwargs, feeds = lazy.supply(args, kwargs)
     recorded_lazy = pickle.loads(record["value"]) if record.get("lazy") else None
+    wanted_async = asynchronous.expected_kind(record)
+    fresh = asynchronous.FreshLoop() if wanted_async is not None else None  # made outside the audit window
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         # Profile the call alone, so hot-spot shares are shares of the target's own work.
@@ -63,15 +66,48 @@ def _outcome(
             # The random states and clock readings it had; the audit window around the call alone.
             with pinned_call(record.get("entropy")), watch() if watch is not None else contextlib.nullcontext():
                 value = func(*live_args, **live_kwargs)
-                if recorded_lazy is not None and hasattr(type(value), "__next__"):
+                if fresh is not None:
+                    value = _awaited(value, wanted_async, recorded_lazy, fresh)
+                elif recorded_lazy is not None and hasattr(type(value), "__next__"):
                     value = lazy.consume(value, recorded_lazy)  # else not an iterator: compared as such
+                elif asynchronous.kind_of(value) is not None:
+                    value = _Unawaited(value)  # a coroutine where the original returned a value
             kind, exc = "return", None
         except Exception as error:
             kind, value, exc = "exception", None, error
         finally:
             if profiler is not None:
                 profiler.disable()
-    return kind, value, exc, out.getvalue(), (args, kwargs), lazy.consumption_difference(feeds)
+            if fresh is not None:
+                fresh.close()  # after the audit window: counts the tasks left, cancels them
+    taking = lazy.consumption_difference(feeds)
+    return kind, value, exc, out.getvalue(), (args, kwargs), taking, None if fresh is None else fresh.watch
+
+
+class _Unawaited:
+    """What a call returned when it should have been awaited, or awaited when it should not: compared as a
+    difference by its kind alone (the coroutine is closed, never run)."""
+
+    def __init__(self, value: Any) -> None:
+        self.kind = asynchronous.kind_of(value) or type(value).__name__
+        self.text = f"a {self.kind}" if asynchronous.kind_of(value) else f"returned {describe(value)}"
+        close = getattr(value, "close", None) or getattr(value, "aclose", None)
+        if asynchronous.kind_of(value) == asynchronous.COROUTINE and close is not None:
+            close()
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _awaited(value: Any, wanted: str, recorded_lazy: Any, fresh: asynchronous.FreshLoop) -> Any:
+    """An async call's result run on a fresh event loop: the awaited value (its exception raised), or an async
+    generator consumed as the test consumed the recorded one; what it returned unrun if it is not of the
+    recorded kind."""
+    if asynchronous.kind_of(value) != wanted:
+        return _Unawaited(value)
+    if wanted == asynchronous.COROUTINE:
+        return fresh.run(lambda: value)
+    return fresh.run(lambda: asynchronous.consume(value, recorded_lazy))
 
 
 def compare_call(
@@ -85,7 +121,20 @@ def compare_call(
 ) -> dict[str, str] | None:
     """None when the call behaves as recorded; else a description of the first difference."""
     args_text = describe(pickle.loads(record["args"]), 160)
-    kind, value, exc, printed, after, taking = _outcome(func, record, profiler, watch)
+    kind, value, exc, printed, after, taking, loop_watch = _outcome(func, record, profiler, watch)
+    if loop_watch is not None:  # waiting on the loop or leaving tasks makes the call judge nothing
+        waited = loop_watch.difference()
+        if waited is not None:
+            return {"args": args_text, **waited}
+    if isinstance(value, _Unawaited):
+        wanted = asynchronous.expected_kind(record)
+        if wanted is not None:
+            expected = f"a {wanted}"
+        elif record["outcome"] == "return":
+            expected = f"returned {describe(pickle.loads(record['value']))}"
+        else:
+            expected = f"raised {record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}"
+        return {"kind": "return", "args": args_text, "expected": expected, "got": value.text}
     if kind != record["outcome"]:
         if kind == "exception":
             assert exc is not None

@@ -22,8 +22,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-from coderefine_sandbox.behaviour import lazy
-from coderefine_sandbox.pinning import NOT_PINNED, observed_call, pinned_names
+from coderefine_sandbox.behaviour import asynchronous, lazy
+from coderefine_sandbox.pinning import NOT_PINNED, noted_clock, observed_call, pinned_names
 from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
 from coderefine_sandbox.recording.linecov import LineCoverage
 
@@ -87,10 +87,11 @@ class Recorder:
                     continue
             raw = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
             func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
-            if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
-                continue  # replaying coroutines needs an event loop; not recorded
+            is_async = inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)
             self.coverage.add(target, func)  # before the swap: coverage watches the real code object
             if isinstance(func, types.FunctionType) and _swap_code(func, lambda real, t=target: self._wrap(t, real)):
+                if is_async:  # the trampoline returns the relay coroutine: still a coroutine function
+                    asynchronous.mark_async(func)
                 self.patched.append(target)
                 continue
             wrapped = self._wrap_attribute(target, raw)
@@ -167,6 +168,19 @@ class Recorder:
             finally:
                 sys.stdout = saved
         call = _Pending(target, blob, args, kwargs, taps, tee, entropy, self.current_test)
+        kind = asynchronous.kind_of(result)
+        if kind is not None:
+            # The test awaits (or iterates) it on its own loop; the call is kept at the session's end with how
+            # it ended by then (behaviour/asynchronous.py).
+            resume = functools.partial(self._resume, call.printed, traced=True, entropy=entropy)
+            if kind == asynchronous.COROUTINE:
+                call.relay = asynchronous.CoroutineRelay(result, resume)
+            else:
+                call.relay = asynchronous.AsyncGeneratorRelay(result, resume)
+            call.relay.on_end = functools.partial(_snapshot_after, call)
+            call.async_kind = kind
+            self.pending.append((len(self.records), call))
+            return call.relay.wrapper()
         if lazy.is_lazy(result):
             # The test consumes the result lazily, as without coderefine; the call is kept at the end of the
             # session with what the test took by then (all of it, or a prefix).
@@ -177,16 +191,25 @@ class Recorder:
         self._store(call, outcome="return", value=result)
         return result
 
-    def _resume(self, printed: io.StringIO, step: Any) -> Any:
-        """One step of a lazy result the test consumes: part of the recorded call, so calls it makes to other
-        targets are not outermost calls, and what it prints is the call's output."""
+    def _resume(
+        self, printed: io.StringIO, step: Any, traced: bool = False, entropy: dict[str, Any] | None = None
+    ) -> Any:
+        """One step of a lazy result the test consumes, or of an async call's work on the test's loop: part of
+        the recorded call, so calls it makes to other targets are not outermost calls, and what it prints is
+        the call's output (for an async call, with its line coverage and clock readings taken too)."""
         depth = getattr(self._local, "depth", 0)
         self._local.depth = 1
         tee = _Tee(sys.stdout)
         saved = sys.stdout
         sys.stdout = tee
         try:
-            return step()
+            # An async call's body runs only in these steps: line coverage is taken here (a generator's is
+            # taken by the coverage's own wrapper).
+            if entropy is None:
+                return self.coverage.traced_step(step) if traced else step()
+            # An async call's clock readings happen in its steps: noted with the call's own, in order.
+            with noted_clock(entropy["clock"]):
+                return self.coverage.traced_step(step) if traced else step()
         finally:
             sys.stdout = saved
             self._local.depth = depth
@@ -224,7 +247,21 @@ class Recorder:
             self._unusable(target, f"an argument cannot be kept after the call: {after_call}")
             return
         record["args_after"] = after if after != blob else None
-        if call.relay is not None:
+        if call.async_kind is not None:
+            record["asynchronous"] = call.async_kind
+        if isinstance(call.relay, asynchronous.CoroutineRelay):
+            try:
+                awaited = call.relay.recorded()
+            except lazy.Unusable as problem:
+                self._unusable(target, str(problem))
+                return
+            try:
+                record.update(asynchronous.recorded_awaited(awaited))
+            except Exception:
+                kind = describe_kind(awaited.value)
+                self._unusable(target, f"result is a coroutine returning a {kind} (cannot be kept)")
+                return
+        elif call.relay is not None:
             try:
                 record["value"] = pickle.dumps(call.relay.recorded(), protocol=PROTOCOL)
             except lazy.Unusable as problem:
@@ -297,7 +334,8 @@ class _Pending:
     tee: _Tee
     entropy: dict[str, Any] | None
     test: str
-    relay: lazy.Relay | None = None
+    relay: lazy.Relay | asynchronous.CoroutineRelay | None = None
+    async_kind: str | None = None  # a coroutine or async generator (asynchronous.COROUTINE...)
     printed: io.StringIO = field(default_factory=io.StringIO)
     after: bytes | None = None  # the arguments when a lazy result ended (before the test could change them)
 

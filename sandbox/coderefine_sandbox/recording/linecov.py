@@ -9,7 +9,8 @@ a user's image without `coverage`:
   running other code costs one dictionary lookup on its call event; the test suite outside the targets'
   calls runs untraced. A generator a target returns runs later, when the test consumes it: it is handed
   back wrapped in a generator that switches the tracer on around each resume of the target's own, so its
-  body's lines are seen too (toolz's itertoolz is mostly generators: without this its coverage read 42%).
+  body's lines are seen too (toolz's itertoolz is mostly generators: without this its coverage read 42%);
+  a coroutine or async generator is driven a step at a time by recording, each step traced (`traced_step`).
 
 A target's lines are the line starts of its code object and of the code nested in it (comprehensions,
 lambdas, inner functions), without the `def` lines themselves: what `coverage` would call statements.
@@ -124,6 +125,17 @@ class LineCoverage:
         if isinstance(result, types.GeneratorType) and result.gi_code in self.remaining:
             return self._traced_generator(result)
         return result
+
+    def traced_step(self, step: Any) -> Any:
+        """One step of a target's coroutine or async generator (recording drives them a step at a time: see
+        behaviour/asynchronous.py); under sys.settrace, with the line tracer on while its lines are unrun."""
+        if self.method != "sys.settrace" or not self.remaining or sys.gettrace() is not None:
+            return step()
+        sys.settrace(self._on_call)
+        try:
+            return step()
+        finally:
+            sys.settrace(None)
 
     def _traced_generator(self, generator: types.GeneratorType) -> Any:
         """`generator`, resumed with the line tracer on until its lines have all run; send, throw and close

@@ -19,6 +19,11 @@ and each call's share, and any tampering with the timer it saw. The clock it tim
 the module under judgement is imported, and pyperf's and this module's state is checked after the import
 and after the timing: a candidate that replaces them is caught.
 
+An async call (a coroutine, an async generator: behaviour/asynchronous.py) is awaited on an event loop made
+fresh for each pass, inside a driver task that reads the clock around the `await` alone; the same reading of a
+do-nothing coroutine is taken off each call, on both sides, so the loop's own cost (creating the task,
+turning the loop: ~18 us a call) is in neither figure.
+
 Work moved to a thread is charged where it was moved from: a thread the module starts at import is waited
 for inside the import's time, and a thread a call leaves running is waited for inside that call's time
 (threads are refused unless `--allow thread`; this is what makes them honest when allowed).
@@ -27,6 +32,7 @@ for inside the import's time, and a thread a call leaves running is waited for i
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import os
@@ -41,6 +47,8 @@ import pyperf._runner
 import pyperf._worker
 
 from coderefine_sandbox.audit import clock_state, replaced_clocks
+from coderefine_sandbox.behaviour import asynchronous
+from coderefine_sandbox.behaviour.asynchronous import TimingLoop
 from coderefine_sandbox.behaviour.lazy import LazyResult, drain, has_iterator_arguments, supply
 from coderefine_sandbox.pinning import Pin
 from coderefine_sandbox.protocol import TimingTally, TimingWorkerRequest, WorkerFigures, read_json, write_json
@@ -56,8 +64,9 @@ from coderefine_sandbox.workload import (
 
 NO_ARGUMENTS = pickle.dumps(((), {}))
 # A workload entry: the function, its pickled arguments, the random states it had, whether it is held out,
-# and for a lazy call what to supply and consume (_shape).
-Entry = tuple[Any, bytes, Any, bool, "tuple[bool, LazyResult | None] | None"]
+# and for a lazy or async call what to supply, consume and await (_shape).
+Shape = tuple[bool, "LazyResult | None", "str | None"]
+Entry = tuple[Any, bytes, Any, bool, "Shape | None"]
 _CLOCKS = clock_state()
 # Where the figures beside pyperf's are summed: seconds on held-out and shown calls, passes made, the import,
 # threads waited for, the first pass alone (protocol.TimingTally).
@@ -102,6 +111,11 @@ def _guarded() -> dict[str, object]:
     for owner in (pyperf._runner.Runner, pyperf._worker.WorkerTask, pyperf._worker.WorkerProcessTask):
         for name, value in vars(owner).items():
             found[f"pyperf.{owner.__name__}.{name}"] = value
+    # The async calls' timing: its loop driver and the idle coroutine whose cost is taken off each call.
+    for name in ("TimingLoop", "idle", "drain"):
+        found[f"asynchronous.{name}"] = getattr(asynchronous, name)
+    for name, value in vars(TimingLoop).items():
+        found[f"asynchronous.TimingLoop.{name}"] = value
     for name in ("time_workload", "_clock", "TALLY"):
         # Named as before the module moved to timing/worker.py: the names reach the report (what was replaced).
         found[f"timing_worker.{name}"] = globals()[name]
@@ -163,13 +177,15 @@ def build_workload(request: TimingWorkerRequest) -> tuple[list[Entry], list[str]
     return workload, [call.target for call, _ in distinct], [count for _, count in distinct]
 
 
-def _shape(call: Any) -> tuple[bool, LazyResult | None] | None:
-    """For a lazy call (behaviour/lazy.py): whether its arguments hold iterators to supply afresh, and the
-    lazy result to consume as the test did; None for a plain call."""
+def _shape(call: Any) -> Shape | None:
+    """For a lazy or async call (behaviour/lazy.py, asynchronous.py): whether its arguments hold iterators to
+    supply afresh, the lazy result to consume as the test did, and its async kind (awaited on the pass's event
+    loop); None for a plain call."""
     args, kwargs = pickle.loads(call.record["args"])
     supplied = has_iterator_arguments(args, kwargs)
     result = pickle.loads(call.record["value"]) if call.record.get("lazy") else None
-    return (supplied, result) if supplied or result is not None else None
+    kind = asynchronous.expected_kind(call.record)
+    return (supplied, result, kind) if supplied or result is not None or kind is not None else None
 
 
 def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> float:
@@ -190,6 +206,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
     threads = len(known)
     done = 0
     deadline = perf_counter() + WALL_BUDGET
+    event_loop = TimingLoop(perf_counter)
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
             for index, (func, blob, entropy, held, shape) in enumerate(workload):
@@ -197,20 +214,26 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                 if shape is not None and shape[0]:  # fresh iterator arguments, made outside the timed region
                     args, kwargs, _ = supply(args, kwargs)
                 reset(entropy)
-                started = perf_counter()
-                # A bare try/except costs less than contextlib.suppress in this timed loop.
-                try:
-                    if shape is None or shape[1] is None:
-                        func(*args, **kwargs)
-                    else:  # a lazy result: consumed as the test did, its body's work is the call's
-                        drain(func(*args, **kwargs), shape[1])
-                except Exception:
-                    # Recorded calls that raise are part of the workload (replay checked they raise the
-                    # same way). A bench function that raises has no such check, and failing fast would
-                    # look like a speedup: that ends the worker, and the timing is rejected.
-                    if not tolerate_errors:
-                        raise
-                elapsed = perf_counter() - started
+                if shape is not None and shape[2] is not None:
+                    # Awaited on the pass's loop, timed inside it with the idle coroutine's cost taken off.
+                    elapsed, error = event_loop.time(functools.partial(func, *args, **kwargs), shape[1])
+                    if error is not None and not tolerate_errors:
+                        raise error
+                else:
+                    started = perf_counter()
+                    # A bare try/except costs less than contextlib.suppress in this timed loop.
+                    try:
+                        if shape is None or shape[1] is None:
+                            func(*args, **kwargs)
+                        else:  # a lazy result: consumed as the test did, its body's work is the call's
+                            drain(func(*args, **kwargs), shape[1])
+                    except Exception:
+                        # Recorded calls that raise are part of the workload (replay checked they raise the
+                        # same way). A bench function that raises has no such check, and failing fast would
+                        # look like a speedup: that ends the worker, and the timing is rejected.
+                        if not tolerate_errors:
+                            raise
+                    elapsed = perf_counter() - started
                 if thread_count() != threads:  # the call left threads running: their work is this call's
                     elapsed += wait_for_new_threads(known)
                     threads = thread_count()
@@ -219,6 +242,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                 per_call[index] += elapsed
                 if held:
                     held_total += elapsed
+            event_loop.close()  # a fresh event loop for every pass, made when its first async call comes
             sink.seek(0)
             sink.truncate()
             if TALLY.first_pass < 0:

@@ -3,11 +3,13 @@ imported, and replacing a clock, pyperf's runner or the worker's own functions i
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import threading
 import time
 
 import pyperf._runner
+from coderefine_sandbox.behaviour import asynchronous
 from coderefine_sandbox.protocol import CallsHeader, UnstableCalls, write_calls, write_json
 from coderefine_sandbox.timing import worker
 
@@ -91,3 +93,36 @@ def test_each_distinct_call_is_timed_once_standing_for_its_repeats(tmp_path):
     write_json(str(excluded), UnstableCalls(indices=(1,)))  # an unstable call is neither replayed nor timed
     distinct = [(call.index, call.target, count) for call, count in timed_calls(str(calls), str(excluded))]
     assert distinct == [(0, "f", 3), (3, "g", 1)]
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _counting(n: int) -> int:
+    total = 0
+    for value in range(n):
+        total += value
+    return total
+
+
+def test_async_calls_are_timed_in_one_fresh_loop_per_pass_without_the_loop_s_own_cost(monkeypatch):
+    """Each pass awaits its async calls on one loop, made fresh for it; what turning the loop costs per call
+    (~18 us: a task and a loop iteration) is in neither side's figure, the call's own work is."""
+    made: list[object] = []
+    real = asyncio.new_event_loop
+    monkeypatch.setattr(asyncio, "new_event_loop", lambda: made.append(real()) or made[-1])
+    async_call = (False, None, "coroutine")
+    nothing = [(_nothing, pickle.dumps(((), {})), None, False, async_call)] * 20
+    per_pass = worker.time_workload(5, nothing, True) / 5  # pyperf divides by the loops
+    assert len(made) == 5 and all(loop.is_closed() for loop in made)  # a fresh loop per pass, closed after
+    assert per_pass < 20 * 5e-6  # 20 do-nothing calls: far less than 20 turns of the loop
+    counting = [(_counting, pickle.dumps(((20000,), {})), None, False, async_call)]
+    assert worker.time_workload(3, counting, True) / 3 > 20 * per_pass  # the call's own work is timed
+
+
+def test_replacing_the_async_timing_is_seen(monkeypatch):
+    guarded = worker._guarded()
+    monkeypatch.setattr(asynchronous, "idle", _counting)  # a slow "do-nothing" would hide a candidate's cost
+    monkeypatch.setattr(asynchronous.TimingLoop, "_driver", lambda *args: None)
+    assert worker.tampering(guarded) == ["asynchronous.idle", "asynchronous.TimingLoop._driver"]
