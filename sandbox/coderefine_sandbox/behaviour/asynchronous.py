@@ -25,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import pickle
 import selectors
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any
 
+from coderefine_sandbox import keeping
 from coderefine_sandbox.behaviour import lazy
 
 COROUTINE = "coroutine"
@@ -322,7 +322,7 @@ def expected_kind(record: dict[str, Any]) -> str | None:
 def recorded_awaited(awaited: Awaited) -> dict[str, Any]:
     """A coroutine's end as a record's outcome fields (raises if the value cannot be kept)."""
     if awaited.outcome == "return":
-        return {"outcome": "return", "value": pickle.dumps(awaited.value, protocol=lazy.PROTOCOL)}
+        return {"outcome": "return", "value": keeping.dumps(awaited.value, lazy.PROTOCOL)}
     exc = awaited.exc
     assert exc is not None
     return {

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from coderefine_sandbox import keeping
+
 MAX_ITEMS = 10_000  # items kept per lazy result or iterator argument; over it the call is unusable
 PROTOCOL = 4
 
@@ -154,7 +156,7 @@ class Relay:
             self.items = []
             return
         try:
-            self.items.append(pickle.dumps(item, protocol=PROTOCOL))
+            self.items.append(keeping.dumps(item, PROTOCOL))
         except Exception:
             self.problem = f"result yields a {type(item).__name__} (cannot be kept)"
             self.items = []
@@ -162,7 +164,7 @@ class Relay:
     def _finish(self, end: tuple[str, Any, Any]) -> None:
         if end[0] == "return":
             try:
-                end = ("return", pickle.dumps(end[1], protocol=PROTOCOL), None)
+                end = ("return", keeping.dumps(end[1], PROTOCOL), None)
             except Exception:
                 self.problem = self.problem or f"result returns a {type(end[1]).__name__} (cannot be kept)"
         self.end = end
@@ -229,7 +231,7 @@ class ArgumentTap:
             except Exception as exc:  # part of the argument: raised again at the same place on replay
                 self.exhausted = True
                 try:
-                    self.raised = pickle.dumps(exc, protocol=PROTOCOL)
+                    self.raised = keeping.dumps(exc, PROTOCOL)
                 except Exception:
                     self.problem = self.problem or f"{self.name} raised a {type(exc).__name__} that cannot be kept"
                 raise
@@ -243,7 +245,7 @@ class ArgumentTap:
             self.problem = f"{self.name} is an iterator of which the target took over {MAX_ITEMS} items"
             return
         try:
-            self.items.append(pickle.dumps(item, protocol=PROTOCOL))
+            self.items.append(keeping.dumps(item, PROTOCOL))
         except Exception:
             self.problem = f"{self.name} yields a {type(item).__name__} (cannot be kept)"
 

@@ -22,6 +22,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from coderefine_sandbox import keeping
 from coderefine_sandbox.behaviour import asynchronous, lazy
 from coderefine_sandbox.pinning import NOT_PINNED, noted_clock, observed_call, pinned_names
 from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
@@ -148,7 +149,7 @@ class Recorder:
         # Iterator arguments reach the target through taps that keep what it takes (behaviour/lazy.py).
         live_args, live_kwargs, taps = lazy.tap_arguments(args, kwargs)
         try:
-            blob = pickle.dumps(lazy.with_recorded(args, kwargs, dict.fromkeys(taps)), protocol=PROTOCOL)
+            blob = keeping.dumps(lazy.with_recorded(args, kwargs, dict.fromkeys(taps)), PROTOCOL)
         except Exception:
             self._unusable(target, unkept_arguments(args, kwargs))
             return self.coverage.traced_call(func, live_args, live_kwargs)
@@ -227,7 +228,7 @@ class Recorder:
         blob = call.blob
         if taken:  # the arguments as recorded before the call, with what the target took from each iterator
             before, before_kwargs = pickle.loads(blob)
-            blob = pickle.dumps(lazy.with_recorded(before, before_kwargs, taken), protocol=PROTOCOL)
+            blob = keeping.dumps(lazy.with_recorded(before, before_kwargs, taken), PROTOCOL)
         record: dict[str, Any] = {
             "target": target,
             "args": blob,
@@ -239,9 +240,9 @@ class Recorder:
         try:
             if call.after is not None:  # a lazy result's arguments as they were when it ended
                 after_args, after_kwargs = pickle.loads(call.after)
-                after = pickle.dumps(lazy.with_recorded(after_args, after_kwargs, taken), protocol=PROTOCOL)
+                after = keeping.dumps(lazy.with_recorded(after_args, after_kwargs, taken), PROTOCOL)
             else:
-                after = pickle.dumps(lazy.with_recorded(call.args, call.kwargs, taken), protocol=PROTOCOL)
+                after = keeping.dumps(lazy.with_recorded(call.args, call.kwargs, taken), PROTOCOL)
         except Exception:
             after_call = unkept_arguments(call.args, call.kwargs)
             self._unusable(target, f"an argument cannot be kept after the call: {after_call}")
@@ -263,14 +264,14 @@ class Recorder:
                 return
         elif call.relay is not None:
             try:
-                record["value"] = pickle.dumps(call.relay.recorded(), protocol=PROTOCOL)
+                record["value"] = keeping.dumps(call.relay.recorded(), PROTOCOL)
             except lazy.Unusable as problem:
                 self._unusable(target, str(problem))
                 return
             record["lazy"] = True
         elif outcome == "return":
             try:
-                record["value"] = pickle.dumps(value, protocol=PROTOCOL)
+                record["value"] = keeping.dumps(value, PROTOCOL)
             except Exception:
                 self._unusable(target, f"result is a {describe_kind(value)} (cannot be kept)")
                 return
@@ -344,9 +345,7 @@ def _snapshot_after(call: _Pending) -> None:
     """The arguments of a call whose lazy result just ended: the state to compare after the call, rather than
     whatever the test made of them by the session's end (iterator arguments stand as placeholders)."""
     try:
-        call.after = pickle.dumps(
-            lazy.with_recorded(call.args, call.kwargs, dict.fromkeys(call.taps)), protocol=PROTOCOL
-        )
+        call.after = keeping.dumps(lazy.with_recorded(call.args, call.kwargs, dict.fromkeys(call.taps)), PROTOCOL)
     except Exception:
         call.after = None  # kept at the session's end, or named unusable then
 
@@ -367,7 +366,7 @@ def unkept_argument(args: tuple, kwargs: dict[str, Any]) -> str | None:
         if lazy.is_lazy(value):
             continue  # taken through a tap, not pickled
         try:
-            pickle.dumps(value, protocol=PROTOCOL)
+            keeping.dumps(value, PROTOCOL)
         except Exception:
             name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
             return f"{name} is a {describe_kind(value)} (cannot be kept)"
