@@ -7,7 +7,6 @@ import pickle
 import sys
 
 import pytest
-
 from coderefine_sandbox import keeping
 
 MODULE = """
