@@ -303,9 +303,27 @@ class _Comparer:
         state_a = instance_state(a)
         state_b = instance_state(b)
         if state_a is None or state_b is None:
-            # Nothing to look into (C-level state): only == can tell.
-            return fallback and safe_eq(a, b)
+            # C-level state: == tells, or, for a type without an __eq__ of its own, what pickling keeps of it
+            # (a list iterator's list and position, an itemgetter's items): a replay works on exactly that.
+            if not fallback:
+                return False
+            if safe_eq(a, b):
+                return True
+            return state_a is None and state_b is None and self._reduction_equal(a, b, depth)
         return self._mapping_state_equal(state_a, state_b, depth)
+
+    def _reduction_equal(self, a: Any, b: Any, depth: int) -> bool:
+        try:
+            reduced_a, reduced_b = a.__reduce_ex__(4), b.__reduce_ex__(4)
+        except Exception:
+            return False  # not picklable (a lock, a generator): nothing but identity tells
+        if isinstance(reduced_a, str) or isinstance(reduced_b, str):
+            return reduced_a == reduced_b  # a global kept by name
+        if not (isinstance(reduced_a, tuple) and isinstance(reduced_b, tuple)) or len(reduced_a) != len(reduced_b):
+            return False
+        if not reduced_a or callable_key(reduced_a[0]) != callable_key(reduced_b[0]):
+            return False
+        return self.equal(tuple(reduced_a[1:]), tuple(reduced_b[1:]), depth)
 
     def _mapping_state_equal(self, state_a: dict[str, Any], state_b: dict[str, Any], depth: int) -> bool:
         if state_a.keys() != state_b.keys():
