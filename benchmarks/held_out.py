@@ -4,11 +4,12 @@ work on numpy arrays — which of them coderefine can judge.
     nice -n 10 .venv/bin/python benchmarks/held_out.py [--coderefine PATH] [--cache DIR] [--only LIB,...]
         [--provider baseline|offline] [--json FILE]
 
-The set is `benchmarks/held_out.json`: per library its sdist (name, version), the folder it unpacks to, its
-tests (a file or folder, passed as `--tests`), the modules its tests need beyond pytest, and its functions
-(file, function, kind). Each sdist is fetched once with `pip download --no-binary :all: --no-deps` into the
-cache folder (default ~/.cache/coderefine-held-out, outside the repository) and unpacked there; a module
-the tests need that the coderefine's interpreter lacks is installed into it (`pip install`).
+The set is `benchmarks/held_out.json`: per library its sdist (name, version), the folder it unpacks to,
+its tests (a file or folder, passed as `--tests`), the modules its tests need beyond pytest, and its
+functions (file, function, kind, and their own test file where a library splits its tests by module).
+Each sdist is fetched once with `pip download --no-binary :all: --no-deps` into the cache folder (default
+~/.cache/coderefine-held-out, outside the repository) and unpacked there; a module the tests need that
+the coderefine's interpreter lacks is installed into it (`pip install`).
 
 Per function the script runs `coderefine optimize FILE --function F --sandbox process --report ...` in the
 unpacked sdist. With `--provider baseline` (the default) the model's one answer is scripted and has no
@@ -163,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         root = fetch(library["name"], library["version"], library["dir"], args.cache, python)
         ensure_modules(python, library.get("deps", []))
         for entry in library["functions"]:
-            run = judge(args.coderefine, root, library["tests"], entry, args.provider, script)
+            tests = entry.get("tests", library["tests"])  # a function's own test file, where the library has one
+            run = judge(args.coderefine, root, tests, entry, args.provider, script)
             found = outcome(library["name"], entry, run)
             outcomes.append(found)
             usable = "-" if found.usable is None else f"{found.usable}/{found.calls}"
