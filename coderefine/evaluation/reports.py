@@ -117,6 +117,7 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         else {name: (e.speedup, *e.ci) for name, e in confirmation.per_target.items()},
         after_startup=_after_startup(report),
         steady=_triple(report.estimates.get("steady")) if report.basis == "first" else None,
+        harness_seconds_per_call=report.harness_seconds_per_call,
     )
 
 

@@ -131,6 +131,9 @@ class Timing:
     # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
     # (speedup, low, high), reported beside the whole process's, which is the verdict's.
     after_startup: tuple[float, float, float] | None = None
+    # What timing each call on its own costs beyond a plain loop (seconds per call), taken out of both sides'
+    # times before every ratio above; 0.0 where nothing was taken out (programs, older reports).
+    harness_seconds_per_call: float = 0.0
 
 
 @dataclass(frozen=True)

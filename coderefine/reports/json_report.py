@@ -82,6 +82,8 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "import_extra_seconds": list(t.import_extra) if t.import_extra else None,
         # each target's own [speedup, low, high]; the figures above are the workload-weighted total
         "per_function": {name: list(figure) for name, figure in t.per_function.items()},
+        # issue 24: the harness's own per-call cost, taken out of both sides' seconds before the ratios
+        "harness_seconds_per_call": t.harness_seconds_per_call,
         **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
         **({"steady_speedup_ci": list(t.steady)} if t.steady is not None else {}),
     }

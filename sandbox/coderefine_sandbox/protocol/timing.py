@@ -85,6 +85,9 @@ class TimingReport:
     import_extra: tuple[float, float, float] | None = None
     # each target's own estimate over every pair (one verdict per function)
     per_target: dict[str, Estimate] = field(default_factory=dict)
+    # What timing each call on its own costs beyond a plain loop, in seconds per call, as measured in the
+    # original's worker processes; taken out of both sides' times before every ratio (timing/steps.py).
+    harness_seconds_per_call: float = 0.0
 
 
 # ----------------------------------------------------------------------------- the worker's request
@@ -132,6 +135,19 @@ class TimingTally:
 
 
 @dataclass(frozen=True)
+class HarnessCost:
+    """The timing harness's own cost in one worker process (timing/worker.py): timing a do-nothing call on its
+    own, with each call's arguments, minus that call in a plain loop, in seconds per call (never below zero);
+    and the weighted calls one pass makes, in all, held out, and per target (each call stands for its
+    repeats, a sampled one for its stratum), so that the cost can be taken out of each figure."""
+
+    per_call: float
+    calls: float
+    held_out_calls: float
+    per_target_calls: dict[str, float]
+
+
+@dataclass(frozen=True)
 class WorkerFigures:
     """What a timing worker writes beside pyperf's file (the request's `figures`)."""
 
@@ -139,6 +155,7 @@ class WorkerFigures:
     tampered: tuple[str, ...]  # what was replaced (a clock, pyperf's runner, the worker's own): nothing counts
     per_target: dict[str, float]  # seconds per pass of each target's calls (one verdict per function)
     call_costs: tuple[float, ...] | None  # seconds per pass of each call; None: a sample was timed
+    harness: HarnessCost | None = None  # None: the worker made no pass (it was tampered with)
 
 
 @dataclass(frozen=True)

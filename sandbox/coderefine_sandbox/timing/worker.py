@@ -12,6 +12,10 @@ One loop = every recorded call once, or, with a bench file the user named (`--be
 function once. The arguments of each call are unpickled fresh before it (the call
 may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
 
+Timing a call on its own still costs two clock reads around it: after each call the worker times a call that
+does nothing, with the same arguments, the same way and in a plain loop, and reports the difference per call
+(protocol.HarnessCost); the runner takes it out of both sides' figures (timing/steps.py).
+
 Besides pyperf's file the worker writes its own figures (a protocol.WorkerFigures, where the request's
 `figures` says): the seconds executing the module at import (compiling excepted: work moved to import time
 is charged to the candidate), the time spent on held-out and on shown calls over every pass, each target's
@@ -37,6 +41,7 @@ import importlib.util
 import io
 import os
 import pickle
+import statistics
 import sys
 import threading
 from time import perf_counter as _clock  # bound before any candidate code runs
@@ -51,7 +56,14 @@ from coderefine_sandbox.behaviour import asynchronous
 from coderefine_sandbox.behaviour.asynchronous import TimingLoop
 from coderefine_sandbox.behaviour.lazy import LazyResult, drain, has_iterator_arguments, supply
 from coderefine_sandbox.pinning import Pin
-from coderefine_sandbox.protocol import TimingTally, TimingWorkerRequest, WorkerFigures, read_json, write_json
+from coderefine_sandbox.protocol import (
+    HarnessCost,
+    TimingTally,
+    TimingWorkerRequest,
+    WorkerFigures,
+    read_json,
+    write_json,
+)
 from coderefine_sandbox.timing.imports import preload
 from coderefine_sandbox.timing.sampling import read_sample
 from coderefine_sandbox.workload import (
@@ -77,6 +89,14 @@ PER_CALL: list[float] = []
 PASSES = [0]
 # With a sample of the calls (sampling.py), what each timed call stands for; else empty (all 1).
 WEIGHTS: list[float] = []
+# The harness probe, one figure per pass over the worker's life: seconds per call timing a do-nothing call on
+# its own with each call's arguments, minus that call per iteration of a plain loop. Timing a call on its own
+# costs two clock reads and the statements between them (~100 ns): on a 1 us function that alone turns a
+# 1.30x rewrite into ~1.2x, so the difference is measured here, in the process and on the arguments being
+# timed, and taken out of both sides' times (steps.py). The median over passes is used: a pass the scheduler
+# interrupted (a loaded machine does, for milliseconds) would otherwise decide a mean.
+HARNESS: list[float] = []
+PROBE_LOOP = (range(1), range(5))
 
 # Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
 # untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
@@ -116,7 +136,7 @@ def _guarded() -> dict[str, object]:
         found[f"asynchronous.{name}"] = getattr(asynchronous, name)
     for name, value in vars(TimingLoop).items():
         found[f"asynchronous.TimingLoop.{name}"] = value
-    for name in ("time_workload", "_clock", "TALLY"):
+    for name in ("time_workload", "_clock", "TALLY", "_nothing", "_probe", "_looped", "_form", "HARNESS", "PROBE_LOOP"):
         # Named as before the module moved to timing/worker.py: the names reach the report (what was replaced).
         found[f"timing_worker.{name}"] = globals()[name]
     return found
@@ -188,10 +208,87 @@ def _shape(call: Any) -> Shape | None:
     return (supplied, result, kind) if supplied or result is not None or kind is not None else None
 
 
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    """The harness probe's call: it does nothing, so timing it measures the timing itself (see HARNESS)."""
+
+
+def _form(args: tuple[Any, ...], kwargs: dict[str, Any], lazy: LazyResult | None) -> int:
+    """How a call is made in the timed region: 0-3 positional arguments passed as such (the call a plain loop
+    makes, which CPython specialises), -1 through *args/**kwargs (keywords, more arguments, a lazy result)."""
+    return -1 if kwargs or lazy is not None or len(args) > 3 else len(args)
+
+
+def _probe(form: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> float:
+    """Seconds timing a do-nothing call on its own the way time_workload times a call of this form, minus that
+    call per iteration of a plain loop: what the harness adds to one call (HARNESS)."""
+    perf_counter = _clock
+    nothing = _nothing
+    rounds = PROBE_LOOP
+    try:  # the timed statement of time_workload, around nothing
+        if form == 1:
+            (a,) = args
+            started = perf_counter()
+            nothing(a)
+        elif form == 2:
+            a, b = args
+            started = perf_counter()
+            nothing(a, b)
+        elif form == 0:
+            started = perf_counter()
+            nothing()
+        elif form == 3:
+            a, b, c = args
+            started = perf_counter()
+            nothing(a, b, c)
+        else:
+            started = perf_counter()
+            nothing(*args, **kwargs)
+        alone = perf_counter() - started
+    except Exception:
+        alone = perf_counter() - started
+    # A plain loop's cost per call: the slope between a short and a longer loop, so that the clock reads
+    # around the loops cancel out.
+    short = _looped(form, args, kwargs, rounds[0])
+    long = _looped(form, args, kwargs, rounds[1])
+    return alone - (long - short) / (len(rounds[1]) - len(rounds[0]))
+
+
+def _looped(form: int, args: tuple[Any, ...], kwargs: dict[str, Any], rounds: range) -> float:
+    """Seconds of a plain loop making the do-nothing call of this form `len(rounds)` times."""
+    perf_counter = _clock
+    nothing = _nothing
+    if form == 1:
+        (a,) = args
+        started = perf_counter()
+        for _ in rounds:
+            nothing(a)
+    elif form == 2:
+        a, b = args
+        started = perf_counter()
+        for _ in rounds:
+            nothing(a, b)
+    elif form == 0:
+        started = perf_counter()
+        for _ in rounds:
+            nothing()
+    elif form == 3:
+        a, b, c = args
+        started = perf_counter()
+        for _ in rounds:
+            nothing(a, b, c)
+    else:
+        started = perf_counter()
+        for _ in rounds:
+            nothing(*args, **kwargs)
+    return perf_counter() - started
+
+
 def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> float:
     perf_counter = _clock
     loads = pickle.loads
+    probe = _probe
     total = held_total = 0.0
+    harness = HARNESS
     sink = io.StringIO()
     pin = Pin()  # the random states and clock readings each call had when recorded, set outside the timing
     reset = pin.reset
@@ -209,31 +306,59 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
     event_loop = TimingLoop(perf_counter)
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
+            extra = 0.0
             for index, (func, blob, entropy, held, shape) in enumerate(workload):
                 args, kwargs = loads(blob)
-                if shape is not None and shape[0]:  # fresh iterator arguments, made outside the timed region
-                    args, kwargs, _ = supply(args, kwargs)
+                lazy = None
+                if shape is not None:
+                    if shape[0]:  # fresh iterator arguments, made outside the timed region
+                        args, kwargs, _ = supply(args, kwargs)
+                    lazy = shape[1]
+                form = _form(args, kwargs, lazy)
                 reset(entropy)
                 if shape is not None and shape[2] is not None:
-                    # Awaited on the pass's loop, timed inside it with the idle coroutine's cost taken off.
+                    # Awaited on the pass's loop, timed inside it with the idle coroutine's cost taken off (that
+                    # subtraction is the async calls' harness cost: no probe for them).
                     elapsed, error = event_loop.time(functools.partial(func, *args, **kwargs), shape[1])
                     if error is not None and not tolerate_errors:
                         raise error
                 else:
-                    started = perf_counter()
-                    # A bare try/except costs less than contextlib.suppress in this timed loop.
+                    # The timed region holds the call and nothing else: its form is chosen and its arguments
+                    # unpacked before the clock starts, and a call of up to three positional arguments is made as
+                    # a plain loop makes it (through *args it costs ~100 ns more). A try costs nothing until it
+                    # catches (3.11).
                     try:
-                        if shape is None or shape[1] is None:
+                        if form == 1:
+                            (a,) = args
+                            started = perf_counter()
+                            func(a)
+                        elif form == 2:
+                            a, b = args
+                            started = perf_counter()
+                            func(a, b)
+                        elif form == 0:
+                            started = perf_counter()
+                            func()
+                        elif form == 3:
+                            a, b, c = args
+                            started = perf_counter()
+                            func(a, b, c)
+                        elif lazy is None:
+                            started = perf_counter()
                             func(*args, **kwargs)
                         else:  # a lazy result: consumed as the test did, its body's work is the call's
-                            drain(func(*args, **kwargs), shape[1])
+                            started = perf_counter()
+                            drain(func(*args, **kwargs), lazy)
+                        elapsed = perf_counter() - started
                     except Exception:
-                        # Recorded calls that raise are part of the workload (replay checked they raise the
-                        # same way). A bench function that raises has no such check, and failing fast would
-                        # look like a speedup: that ends the worker, and the timing is rejected.
+                        elapsed = perf_counter() - started
+                        # Recorded calls that raise are part of the workload (replay checked they raise the same
+                        # way). A bench function that raises has no such check, and failing fast would look like
+                        # a speedup: that ends the worker, and the timing is rejected.
                         if not tolerate_errors:
                             raise
-                    elapsed = perf_counter() - started
+                    # The harness probe, interleaved with the calls, with this call's arguments and form.
+                    extra += probe(form, args, kwargs)
                 if thread_count() != threads:  # the call left threads running: their work is this call's
                     elapsed += wait_for_new_threads(known)
                     threads = thread_count()
@@ -245,6 +370,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
             event_loop.close()  # a fresh event loop for every pass, made when its first async call comes
             sink.seek(0)
             sink.truncate()
+            harness.append(extra / len(workload))
             if TALLY.first_pass < 0:
                 TALLY.first_pass = total
             done += 1
@@ -256,6 +382,18 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
     TALLY.passes += done
     PASSES[0] += done
     return total * loops / done
+
+
+def harness_cost(workload: list[Entry], names: list[str]) -> HarnessCost:
+    """What timing each call on its own costs beyond a plain loop, per call (never below zero), and the
+    weighted calls one pass makes: in all, held out, and per target (what it is subtracted for, steps.py)."""
+    per_call = max(0.0, statistics.median(HARNESS)) if HARNESS else 0.0
+    weights = WEIGHTS if len(WEIGHTS) == len(workload) else [1.0] * len(workload)
+    targets: dict[str, float] = {}
+    for name, weight in zip(names, weights, strict=False):
+        targets[name] = targets.get(name, 0.0) + weight
+    held = sum(weight for entry, weight in zip(workload, weights, strict=False) if entry[3])
+    return HarnessCost(per_call=per_call, calls=sum(weights), held_out_calls=held, per_target_calls=targets)
 
 
 def per_target(names: list[str]) -> dict[str, float]:
@@ -286,8 +424,23 @@ def pyperf_argv(request: TimingWorkerRequest) -> list[str]:
     ]
 
 
+# How much of the heap is faulted in before anything is timed (see prefault_heap).
+PREFAULT_BYTES = 64 << 20
+
+
+def prefault_heap(total: int = PREFAULT_BYTES) -> None:
+    """Grow the heap by `total` bytes of touched memory and free it, before any call is timed. The timing
+    environment keeps freed memory in the heap (steps.STEADY_ALLOCATOR), so the calls' arrays and buffers
+    come from pages already mapped: otherwise a process's first pass pays the page faults of every block size
+    it meets for the first time (~0.1 ms per 400 KB array), which reads like a cache filling up and would
+    decide the first-pass basis (steps.basis) for a vectorised rewrite that keeps no state at all."""
+    blocks = [bytearray(8 << 20) for _ in range(max(1, total >> 23))]  # zero-filled: every page touched
+    del blocks
+
+
 def main(argv: list[str]) -> int:
     request = read_json(TimingWorkerRequest, argv[0])
+    prefault_heap()
     runner = pyperf.Runner(add_cmdline_args=None)
     runner.parse_args(pyperf_argv(request))
     guarded = _guarded()  # before any of the module under judgement runs
@@ -306,7 +459,13 @@ def main(argv: list[str]) -> int:
     runner.bench_time_func("workload", time_workload, workload, request.bench is None)
     # Without a sample, each call's cost in the original is what the baseline chooses a sample from.
     costs = None if sample is not None else tuple(seconds / (PASSES[0] or 1) for seconds in PER_CALL)
-    figures = WorkerFigures(TALLY, tuple(tampering(guarded)), per_target=per_target(names), call_costs=costs)
+    figures = WorkerFigures(
+        TALLY,
+        tuple(tampering(guarded)),
+        per_target=per_target(names),
+        call_costs=costs,
+        harness=harness_cost(workload, names),
+    )
     write_json(request.figures, figures)
     return 0
 

@@ -1,0 +1,207 @@
+"""Microsecond functions: the speedup coderefine reports against an independent one, pair by pair.
+
+    .venv/bin/python benchmarks/harness_ratios.py [--repeat 3] [--pairs sum_squares,isnumber]
+        [--tabulate /work/libs/tabulate-0.9.0] [--coderefine .venv/bin/coderefine] [--timing-pairs N]
+
+Each pair is an original function of about a microsecond and a faster rewrite of it, with a test file that
+calls it on a few inputs. Per pair and repetition the script prints:
+
+- independent: both versions timed in this process in a plain loop over the test's inputs (timeit, the
+  best of 60 short rounds, the two versions interleaved), the ratio of the two;
+- coderefine: `coderefine optimize` with the scripted provider offering the rewrite, on a copy of the
+  pair written into a temporary folder (process sandbox): the verdict, the speedup and its interval, the
+  harness's per-call cost it took out (`timing.harness_seconds_per_call`, absent before issue 24), and
+  the original's seconds per call it reports.
+
+`uptime` is printed before each figure: the machine's load moves both.
+
+Pairs: `sum_squares` (a HumanEval-like loop that also counts, ~1 us, its rewrite without the counter),
+`isnumber` (tabulate 0.9.0's `_isnumber`, read from the unpacked sdist, and the same with `float()` called
+once instead of three times, on the inputs tabulate's own doctests and a table of numbers give it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import timeit
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Pair:
+    name: str
+    function: str
+    original: str  # module source
+    candidate: str
+    inputs: list[object]  # one positional argument per call
+
+
+SUM_SQUARES = Pair(
+    name="sum_squares",
+    function="sum_squares",
+    original=textwrap.dedent(
+        """\
+        def sum_squares(values):
+            total = 0
+            count = 0
+            for v in values:
+                total += v * v
+                count += 1
+            return total if count else 0
+        """
+    ),
+    candidate=textwrap.dedent(
+        """\
+        def sum_squares(values):
+            total = 0
+            for v in values:
+                total += v * v
+            return total
+        """
+    ),
+    inputs=[list(range(n, n + 12)) for n in range(0, 120, 3)],  # 40 calls: ~30 us a pass (a 10 % floor)
+)
+
+
+def isnumber_pair(tabulate: Path) -> Pair:
+    """tabulate's own `_isconvertible` and `_isnumber`, and the rewrite calling float() once."""
+    source = (tabulate / "tabulate" / "__init__.py").read_text()
+    tree = ast.parse(source)
+    wanted = {"_isconvertible", "_isnumber"}
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in wanted]
+    if len(functions) != 2:
+        raise SystemExit(f"{tabulate}: _isconvertible and _isnumber not found")
+    original = "import math\n\n\n" + "\n\n\n".join(ast.get_source_segment(source, f) for f in functions) + "\n"
+    rewrite = textwrap.dedent(
+        """\
+        def _isnumber(string):
+            try:
+                value = float(string)
+            except (ValueError, TypeError):
+                return False
+            if isinstance(string, (str, bytes)) and (math.isinf(value) or math.isnan(value)):
+                return string.lower() in ["inf", "-inf", "nan"]
+            return True
+        """
+    )
+    candidate = original[: original.index("def _isnumber(")] + rewrite
+    inputs: list[object] = ["123.45", "123", "spam", "123e45678", "inf", "-1.5e3", "0.001", "42", "3.14159", "1e-3"]
+    inputs += [f"{n}.{n * 7 % 10}" for n in range(30)]  # a column of numbers: 40 calls, ~30 us a pass
+    return Pair(name="isnumber", function="_isnumber", original=original, candidate=candidate, inputs=inputs)
+
+
+def _load(source: str, name: str):  # noqa: ANN202 - a module's function
+    namespace: dict[str, object] = {"__name__": name}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace
+
+
+def independent(pair: Pair) -> tuple[float, float, float]:
+    """(original seconds per call, candidate seconds per call, ratio): plain loops, best of 60, interleaved."""
+    functions = [_load(pair.original, "original")[pair.function], _load(pair.candidate, "candidate")[pair.function]]
+    best = [float("inf"), float("inf")]
+    number = 100
+    for _ in range(60):
+        for side, func in enumerate(functions):
+            seconds = timeit.timeit("for x in inputs: f(x)", globals={"f": func, "inputs": pair.inputs}, number=number)
+            best[side] = min(best[side], seconds / number / len(pair.inputs))
+    return best[0], best[1], best[0] / best[1]
+
+
+def write_project(pair: Pair, folder: Path) -> Path:
+    module = folder / f"{pair.name}_mod.py"
+    module.write_text(pair.original)
+    (folder / f"test_{pair.name}_mod.py").write_text(
+        f"import pytest\n\nfrom {pair.name}_mod import {pair.function}\n\n"
+        f"INPUTS = {pair.inputs!r}\n\n\n"
+        f"@pytest.mark.parametrize('value', INPUTS)\ndef test_it(value):\n"
+        f"    result = {pair.function}(value)\n    assert result == result\n"
+    )
+    return module
+
+
+def coderefine(pair: Pair, binary: str, timing_pairs: int | None) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix=f"harness-{pair.name}-") as tmp:
+        folder = Path(tmp)
+        module = write_project(pair, folder)
+        script = folder / "script.json"
+        fenced = f"Faster:\n```python\n{pair.candidate}\n```\n"
+        script.write_text(json.dumps({"generate": [fenced], "feedback": ["VERDICT: STOP"], "refine": []}))
+        report = folder / "report.json"
+        command = [binary, "optimize", str(module), "--function", pair.function, "--provider", "scripted"]
+        command += ["--script", str(script), "--sandbox", "process", "--report", str(report)]
+        if timing_pairs:
+            command += ["--timing-pairs", str(timing_pairs)]
+        env = {**os.environ, "NO_COLOR": "1"}
+        proc = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env, timeout=900)
+        if not report.exists():
+            return {"error": f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-400:]}"}
+        data = json.loads(report.read_text())
+    iteration = data["iterations"][0]
+    timing = iteration.get("timing") or {}
+    return {
+        "verdict": iteration.get("verdict"),
+        "reason": iteration.get("reason"),
+        "speedup": iteration.get("speedup"),
+        "ci": iteration.get("speedup_ci"),
+        "basis": timing.get("basis"),
+        "harness": timing.get("harness_seconds_per_call"),
+        "original_seconds": timing.get("original_seconds"),
+        "calls": len(pair.inputs),
+    }
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pairs", default="sum_squares,isnumber")
+    parser.add_argument("--tabulate", type=Path, default=Path("/work/libs/tabulate-0.9.0"))
+    parser.add_argument("--coderefine", default=str(Path(sys.executable).parent / "coderefine"))
+    parser.add_argument("--timing-pairs", type=int, default=None)
+    args = parser.parse_args(argv)
+    known = {"sum_squares": lambda: SUM_SQUARES, "isnumber": lambda: isnumber_pair(args.tabulate)}
+    for name in args.pairs.split(","):
+        if name not in known:
+            parser.error(f"unknown pair {name!r}: choose from {', '.join(known)}")
+        pair = known[name]()
+        for k in range(args.repeat):
+            print(f"[{pair.name} #{k + 1}] {uptime()}", flush=True)
+            original, candidate, ratio = independent(pair)
+            print(
+                f"  independent: {original * 1e9:.0f} ns -> {candidate * 1e9:.0f} ns per call, {ratio:.2f}x",
+                flush=True,
+            )
+            found = coderefine(pair, args.coderefine, args.timing_pairs)
+            if "error" in found:
+                print(f"  coderefine: {found['error']}", flush=True)
+                continue
+            ci = found["ci"] or [None, None]
+            harness = found["harness"]
+            per_call = found["original_seconds"] / found["calls"] if found["original_seconds"] else None
+            print(
+                f"  coderefine: {found['verdict']} {found['speedup'] or 0:.2f}x [{ci[0] or 0:.2f}, {ci[1] or 0:.2f}]"
+                f" basis {found['basis']}, harness {'-' if harness is None else f'{harness * 1e9:.0f} ns'}/call,"
+                f" original {'-' if per_call is None else f'{per_call * 1e9:.0f} ns'}/call"
+                f" ({found['reason'] or ''})"[:400],
+                flush=True,
+            )
+            print(f"  after: {uptime()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
