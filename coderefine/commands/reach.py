@@ -1,0 +1,94 @@
+"""`coderefine reach [PATH]`: build the project's reach map ahead of time (which tests execute which of its
+functions), or bring the cached one up to date; later `optimize` runs start from it (evaluation/selection.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from coderefine.errors import InputFileNotFound, NoTestsFound, UsageError
+from coderefine.evaluation.reach_build import BuildOptions, BuildResult, build
+from coderefine.evaluation.reach_map import default_reach_cache, list_test_files, project_hashes, python_files
+from coderefine.sandboxes.base import refuse_secrets
+from coderefine.sandboxes.registry import make_sandbox
+from coderefine.settings import Settings
+from coderefine.sweep.scan import project_root
+
+ENGINES = ("local",)
+
+
+@dataclass(frozen=True)
+class ReachOptions:
+    path: Path | None
+    root: Path | None
+    settings: Settings
+    jobs: int
+    limit: float
+    full: bool
+    as_json: bool
+    engine: str = "local"
+    pass_env: tuple[str, ...] = ()
+
+
+def reach(options: ReachOptions, console: Console) -> int:
+    """Build or update the map; what was traced on the console (or as JSON with --json)."""
+    refuse_secrets(options.pass_env)
+    if options.jobs < 1:
+        raise UsageError(f"--jobs {options.jobs}: give at least 1")
+    if options.engine not in ENGINES:
+        raise UsageError(f"--engine {options.engine}: not available; available: {', '.join(ENGINES)}")
+    if options.path is not None and not options.path.exists():
+        raise InputFileNotFound(f"{options.path}: no such file or folder")
+    root = project_root((options.path,) if options.path is not None else (), options.root)
+    if not list_test_files(project_hashes(root), python_files(root)):
+        raise NoTestsFound(f"no test files found under {root} (by pytest's python_files patterns)")
+    sandbox = make_sandbox(options.settings.sandbox, options.settings.image)
+    try:
+        result = build(
+            BuildOptions(
+                root,
+                default_reach_cache(),
+                options.jobs,
+                options.limit,
+                options.settings.memory_mb,
+                options.pass_env,
+                options.full,
+            ),
+            sandbox,
+        )
+    finally:
+        sandbox.close()
+    if options.as_json:
+        console.print_json(json.dumps({"coderefine_reach": 1, **result.to_dict()}))
+    else:
+        for line in summary(result):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+    return 0 if not result.failures else 1
+
+
+def summary(result: BuildResult) -> list[str]:
+    data = result.to_dict()
+    update = result.update
+    if update.full:
+        head = f"reach map built ({update.why}): traced {data['retraced_tests']} tests"
+    elif update.nothing:
+        head = "reach map up to date: no file changed since it was built; re-traced 0 tests"
+    else:
+        changed = ", ".join(update.changed[:3]) + (
+            f" (+{len(update.changed) - 3} more)" if len(update.changed) > 3 else ""
+        )
+        head = (
+            f"reach map updated ({update.why}: {changed}): re-traced {data['retraced_tests']} tests "
+            f"({len(update.test_files)} new or changed test files whole, {len(update.node_ids)} single tests "
+            f"reaching a changed file), dropped {len(update.dropped)}"
+        )
+    lines = [
+        f"{head} in {data['seconds']:.1f}s with {data['workers']} worker{'s' if data['workers'] != 1 else ''}",
+        f"{data['tests']} tests in {data['test_files']} test files map to {data['functions']} project functions "
+        f"(tracer: {data['tracer'] or 'none'}); built at {data['built_at']}; cached in {data['cache']}",
+    ]
+    lines += [f"not traced: {failure}" for failure in result.failures]
+    return lines

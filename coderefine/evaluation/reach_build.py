@@ -1,0 +1,230 @@
+"""Build or update a project's reach map: the test files split across workers, each worker one run of the
+sandbox runner's `reach` mode on its own copy of the project, side by side; their tables merged into the
+map (reach_map.py), which is cached outside the user's tree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from coderefine.evaluation.protocol import ProtocolError, ReachReport, ReachRequest, ReachTable, from_json, to_json
+from coderefine.evaluation.reach_map import (
+    ReachMap,
+    Update,
+    apply_update,
+    cache_file,
+    list_test_files,
+    plan_update,
+    project_hashes,
+    python_files,
+    read_map,
+    split_files,
+    write_map,
+)
+from coderefine.evaluation.requests import HASH_SEED
+from coderefine.evaluation.workspace import copy_project
+from coderefine.resources import sandbox_dir
+from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    root: Path
+    cache_dir: Path
+    jobs: int
+    timeout: float  # per worker's pytest run
+    memory_mb: int
+    pass_env: tuple[str, ...] = ()
+    full: bool = False  # ignore the cached map: trace every test
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    reach: ReachMap
+    update: Update
+    retraced: int  # tests traced by this build
+    workers: int
+    seconds: float
+    failures: tuple[str, ...]  # workers whose run did not finish (what was not traced, and why)
+    cache: Path
+
+    def to_dict(self) -> dict[str, object]:
+        functions_reached = len({n for numbers in self.reach.tests.values() for n in numbers})
+        return {
+            "root": self.reach.root,
+            "cache": str(self.cache),
+            "built_at": self.reach.built_at,
+            "tracer": self.reach.tracer,
+            "full": self.update.full,
+            "why": self.update.why,
+            "changed_files": list(self.update.changed),
+            "retraced_tests": self.retraced,
+            "retraced_test_files": len(self.update.test_files),
+            "retraced_single_tests": len(self.update.node_ids),
+            "dropped_tests": len(self.update.dropped),
+            "tests": len(self.reach.tests),
+            "test_files": len({test.split("::")[0] for test in self.reach.tests}),
+            "functions": functions_reached,
+            "workers": self.workers,
+            "seconds": round(self.seconds, 3),
+            "failures": list(self.failures),
+        }
+
+
+def build(options: BuildOptions, sandbox: Sandbox) -> BuildResult:
+    """Bring the cached map of `options.root` up to date (all of it when there is none) and save it."""
+    started = time.perf_counter()
+    root = options.root.resolve()
+    path = cache_file(options.cache_dir, root)
+    old = None if options.full else read_map(path)
+    hashes = project_hashes(root)
+    test_files = list_test_files(hashes, python_files(root))
+    update = plan_update(old, hashes, test_files)
+    tables, failures, workers = trace(root, update, test_files, options, sandbox)
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    fresh = apply_update(
+        old,
+        update,
+        tables,
+        root=str(root),
+        built_at=stamp if not update.nothing else old.built_at if old else stamp,
+        hashes=hashes,
+        test_files=test_files,
+    )
+    if failures:
+        # What a failed worker should have traced is not in the map: keep the old hashes of those files, so the
+        # next build tries them again instead of taking them as up to date.
+        fresh = _keep_stale(fresh, old, failures)
+    write_map(path, fresh)
+    retraced = sum(len(table.tests) for table in tables)
+    return BuildResult(fresh, update, retraced, workers, time.perf_counter() - started, tuple(failures), path)
+
+
+def trace(
+    root: Path, update: Update, test_files: tuple[str, ...], options: BuildOptions, sandbox: Sandbox
+) -> tuple[list[ReachTable], list[str], int]:
+    """Run the update's tests in `options.jobs` workers: their tables, and what failed."""
+    if not update.test_files and not update.node_ids:
+        return [], [], 0
+    sizes = {name: _size(root / name) for name in update.test_files}
+    shares: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+        (files, ()) for files in split_files(update.test_files, sizes, options.jobs)
+    ]
+    if update.node_ids:  # single tests: split by test, apart from the whole files
+        singles = sorted(update.node_ids)
+        count = max(1, min(options.jobs, len(singles)))
+        shares += [((), tuple(singles[i::count])) for i in range(count)]
+    requests = [(files, nodes, index == 0 and update.full) for index, (files, nodes) in enumerate(shares)]
+    tables: list[ReachTable] = []
+    failures: list[str] = []
+    with ThreadPoolExecutor(max(1, options.jobs)) as pool:
+        results = pool.map(lambda args: _run_share(root, test_files, options, sandbox, *args), requests)
+        for (files, nodes, _), (table, failure) in zip(requests, results, strict=True):
+            if table is not None:
+                tables.append(table)
+            if failure is not None:
+                failures.append(f"{_share_text(files, nodes)}: {failure}")
+    return tables, failures, len(requests)
+
+
+def _share_text(files: tuple[str, ...], nodes: tuple[str, ...]) -> str:
+    parts = []
+    if files:
+        parts.append(
+            f"{len(files)} test file{'s' if len(files) != 1 else ''} ({files[0]}{', ...' if len(files) > 1 else ''})"
+        )
+    if nodes:
+        parts.append(f"{len(nodes)} test{'s' if len(nodes) != 1 else ''}")
+    return " and ".join(parts)
+
+
+def _run_share(
+    root: Path,
+    universe: tuple[str, ...],
+    options: BuildOptions,
+    sandbox: Sandbox,
+    files: tuple[str, ...],
+    nodes: tuple[str, ...],
+    others: bool,
+) -> tuple[ReachTable | None, str | None]:
+    run_dir = Path(tempfile.mkdtemp(prefix="coderefine-reach-"))
+    try:
+        workspace, io_dir = run_dir / "project", run_dir / "io"
+        copy_project(root, workspace)
+        io_dir.mkdir()
+        home = io_dir / "home"
+        home.mkdir()
+        request = ReachRequest(
+            mode="reach",
+            workspace=str(workspace),
+            io_dir=str(io_dir),
+            import_roots=import_roots(root),
+            test_files=files,
+            node_ids=nodes,
+            universe=universe,
+            others=others,
+            test_patterns=python_files(root),
+            timeout=options.timeout,
+            hash_seed=HASH_SEED,
+        )
+        request_path = io_dir / "request.json"
+        request_path.write_text(to_json(request), encoding="utf-8")
+        job = SandboxJob(
+            argv=(sys.executable, "-m", "coderefine_sandbox.runner", str(request_path)),
+            cwd=workspace,
+            writable=(workspace, io_dir),
+            readonly=(sandbox_dir().resolve(),),
+            env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, options.pass_env),
+            timeout=options.timeout + 60,
+            memory_mb=options.memory_mb,
+            scratch=run_dir,
+        )
+        outcome = sandbox.run(job)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    if outcome.timed_out:
+        return None, f"exceeded its limit of {job.timeout:g}s"
+    try:
+        json.loads(outcome.stdout)
+        report = from_json(ReachReport, outcome.stdout)
+    except (json.JSONDecodeError, ProtocolError):
+        detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
+        return None, "the sandbox runner failed: " + detail.splitlines()[-1][:300]
+    if report.runner_error is not None:
+        return None, report.runner_error
+    if report.table is None:
+        tests = report.tests
+        why = tests.session_error if tests is not None and tests.session_error else "pytest ended without a table"
+        return None, why
+    return report.table, None
+
+
+def _keep_stale(fresh: ReachMap, old: ReachMap | None, failures: list[str]) -> ReachMap:
+    """Mark every file as unknown so the next build retraces: a partial map must not pass for a current one."""
+    hashes = {name: (old.hashes.get(name, "") if old is not None else "") for name in fresh.hashes}
+    return ReachMap(
+        fresh.root, fresh.built_at, fresh.tracer, hashes, fresh.test_files, fresh.functions, fresh.tests, fresh.outcomes
+    )
+
+
+def import_roots(root: Path) -> tuple[str, ...]:
+    """Where the project's own packages import from: the root, and `src/` in a src layout (as scan's)."""
+    return (".", "src") if (root / "src").is_dir() else (".",)
+
+
+def cached_map(root: Path, cache_dir: Path) -> ReachMap | None:
+    return read_map(cache_file(cache_dir, root.resolve()))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
