@@ -11,7 +11,13 @@ from rich.console import Console
 
 from coderefine.errors import InputFileNotFound, NoTestsFound, UsageError
 from coderefine.evaluation.reach_build import BuildOptions, BuildResult, build
-from coderefine.evaluation.reach_map import default_reach_cache, list_test_files, project_hashes, python_files
+from coderefine.evaluation.reach_map import (
+    counted,
+    default_reach_cache,
+    list_test_files,
+    project_hashes,
+    python_files,
+)
 from coderefine.sandboxes.base import refuse_secrets
 from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import Settings
@@ -73,7 +79,7 @@ def summary(result: BuildResult) -> list[str]:
     data = result.to_dict()
     update = result.update
     if update.full:
-        head = f"reach map built ({update.why}): traced {data['retraced_tests']} tests"
+        head = f"reach map built ({update.why}): traced {counted(result.retraced, 'test')}"
     elif update.nothing:
         head = "reach map up to date: no file changed since it was built; re-traced 0 tests"
     else:
@@ -81,13 +87,14 @@ def summary(result: BuildResult) -> list[str]:
             f" (+{len(update.changed) - 3} more)" if len(update.changed) > 3 else ""
         )
         head = (
-            f"reach map updated ({update.why}: {changed}): re-traced {data['retraced_tests']} tests "
-            f"({len(update.test_files)} new or changed test files whole, {len(update.node_ids)} single tests "
-            f"reaching a changed file), dropped {len(update.dropped)}"
+            f"reach map updated ({update.why}: {changed}): re-traced {counted(result.retraced, 'test')} "
+            f"({counted(len(update.test_files), 'new or changed test file')} whole, "
+            f"{counted(len(update.node_ids), 'test')} reaching a changed file), dropped {len(update.dropped)}"
         )
     lines = [
-        f"{head} in {data['seconds']:.1f}s with {data['workers']} worker{'s' if data['workers'] != 1 else ''}",
-        f"{data['tests']} tests in {data['test_files']} test files map to {data['functions']} project functions "
+        f"{head} in {data['seconds']:.1f}s with {counted(result.workers, 'worker')}",
+        f"{counted(len(result.reach.tests), 'test')} in {counted(int(data['test_files']), 'test file')} map to "
+        f"{counted(int(data['functions']), 'project function')} "
         f"(tracer: {data['tracer'] or 'none'}); built at {data['built_at']}; cached in {data['cache']}",
     ]
     lines += [f"not traced: {failure}" for failure in result.failures]

@@ -20,6 +20,7 @@ from coderefine.evaluation.reach_map import (
     Update,
     apply_update,
     cache_file,
+    counted,
     list_test_files,
     plan_update,
     project_hashes,
@@ -30,6 +31,7 @@ from coderefine.evaluation.reach_map import (
 )
 from coderefine.evaluation.requests import HASH_SEED
 from coderefine.evaluation.workspace import copy_project
+from coderefine.pool import available_cpus
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
 
@@ -211,6 +213,54 @@ def _keep_stale(fresh: ReachMap, old: ReachMap | None, failures: list[str]) -> R
     hashes = {name: (old.hashes.get(name, "") if old is not None else "") for name in fresh.hashes}
     return ReachMap(
         fresh.root, fresh.built_at, fresh.tracer, hashes, fresh.test_files, fresh.functions, fresh.tests, fresh.outcomes
+    )
+
+
+@dataclass(frozen=True)
+class MapForRun:
+    """The cached map as a run finds it: usable (current, stale only where the targets' tests do not run, or
+    updated now within the budget) or not, and what the run's report says about it."""
+
+    reach: ReachMap | None  # None: not usable
+    note: str
+
+
+def map_for_run(
+    root: Path,
+    target_file: str,
+    targets: tuple[str, ...],
+    cache_dir: Path,
+    sandbox: Sandbox,
+    budget: float,
+    memory_mb: int,
+    pass_env: tuple[str, ...] = (),
+) -> MapForRun | None:
+    """The project's cached reach map brought up to date for these targets, or None when there is none.
+
+    A change the tests reaching the targets never run (nor the targets' own file, nor a test file) leaves the
+    map usable as it is; otherwise the map is updated incrementally first, in the sandbox, with every core,
+    each worker within `budget` seconds; a full rebuild (the pytest configuration changed) is not tried."""
+    root = root.resolve()
+    old = cached_map(root, cache_dir)
+    if old is None:
+        return None
+    hashes = project_hashes(root)
+    update = plan_update(old, hashes, list_test_files(hashes, python_files(root)))
+    built = f"map built at {old.built_at}"
+    if update.nothing:
+        return MapForRun(old, built)
+    touched = old.files_reached(old.reaching(target_file, targets)) | {target_file}
+    if not update.full and not update.test_files and not touched.intersection(update.changed):
+        return MapForRun(old, f"{built}; {update.why} since, none that the tests reaching the targets run")
+    if update.full:
+        return MapForRun(None, f"the reach map is stale ({update.why}); `coderefine reach` rebuilds it")
+    options = BuildOptions(root, cache_dir, available_cpus(), budget, memory_mb, pass_env)
+    result = build(options, sandbox)
+    if result.failures:
+        return MapForRun(None, f"updating the stale reach map failed: {result.failures[0]}")
+    return MapForRun(
+        result.reach,
+        f"{built}, updated first ({update.why}): re-traced {counted(result.retraced, 'test')} in {result.seconds:.1f}s",
     )
 
 

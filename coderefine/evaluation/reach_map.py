@@ -89,7 +89,7 @@ def plan_update(old: ReachMap | None, hashes: dict[str, str], test_files: tuple[
             dropped.append(test)
         elif file not in rerun_files and changed_set & old.files_reached((test,)):
             single.append(test)
-    why = f"{len(changed)} file{'s' if len(changed) != 1 else ''} changed" if changed else "no file changed"
+    why = f"{counted(len(changed), 'file')} changed" if changed else "no file changed"
     return Update(False, whole, tuple(single), tuple(dropped), tuple(changed), why)
 
 
@@ -139,6 +139,11 @@ def build_map(
     indexed = {test: tuple(sorted(number[key] for key in tests[test])) for test in sorted(tests)}
     kept = {test: outcomes[test] for test in sorted(outcomes) if test in indexed}
     return ReachMap(root, built_at, tracer, dict(sorted(hashes.items())), test_files, functions, indexed, kept)
+
+
+def counted(number: int, noun: str) -> str:
+    """'1 test', '3 tests'."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 # ----------------------------------------------------------------------------- the project's files

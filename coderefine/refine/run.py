@@ -14,6 +14,8 @@ from coderefine.errors import CoderefineError, ExitCode, UsageError, error_recor
 from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
+from coderefine.evaluation.reach_build import map_for_run
+from coderefine.evaluation.reach_map import default_reach_cache
 from coderefine.evaluation.selection import default_selection_cache, plan_selection, tracing_budget
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
@@ -125,7 +127,20 @@ class _Run:
         settings = options.settings
         cache = default_selection_cache() if settings.cache else None
         budget = tracing_budget(settings.timeout)
-        selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget)
+        reach = None
+        if settings.cache and not project.tests and settings.test_selection != "all":
+            target_file = project.target.as_posix()
+            reach = map_for_run(
+                project.root,
+                target_file,
+                targets,
+                default_reach_cache(),
+                sandbox,
+                budget,
+                settings.memory_mb,
+                options.pass_env,
+            )
+        selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget, reach)
         evaluator = SandboxEvaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
         try:
