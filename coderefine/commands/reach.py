@@ -98,4 +98,8 @@ def summary(result: BuildResult) -> list[str]:
         f"(tracer: {data['tracer'] or 'none'}); built at {data['built_at']}; cached in {data['cache']}",
     ]
     lines += [f"not traced: {failure}" for failure in result.failures]
+    if result.untraced_files:
+        lines.append(
+            f"{counted(len(result.untraced_files), 'test file')} not (wholly) traced; the next build traces them"
+        )
     return lines

@@ -16,16 +16,19 @@ from pathlib import Path
 
 from coderefine.evaluation.protocol import ProtocolError, ReachReport, ReachRequest, ReachTable, from_json, to_json
 from coderefine.evaluation.reach_map import (
+    RANKS,
     ReachMap,
     Update,
     apply_update,
     cache_file,
     counted,
     list_test_files,
+    nearest_first,
     plan_update,
     project_hashes,
     python_files,
     read_map,
+    round_robin,
     split_files,
     write_map,
 )
@@ -45,6 +48,7 @@ class BuildOptions:
     memory_mb: int
     pass_env: tuple[str, ...] = ()
     full: bool = False  # ignore the cached map: trace every test
+    deadline: float = 0.0  # seconds after which each worker stops collecting and running (0: none)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class BuildResult:
     seconds: float
     failures: tuple[str, ...]  # workers whose run did not finish (what was not traced, and why)
     cache: Path
+    untraced_files: tuple[str, ...] = ()  # test files not (wholly) traced: a deadline or a failed worker
+    tests_untraced: int = 0
 
     def to_dict(self) -> dict[str, object]:
         functions_reached = len({n for numbers in self.reach.tests.values() for n in numbers})
@@ -77,6 +83,8 @@ class BuildResult:
             "workers": self.workers,
             "seconds": round(self.seconds, 3),
             "failures": list(self.failures),
+            "untraced_test_files": list(self.untraced_files),
+            "tests_untraced": self.tests_untraced,
         }
 
 
@@ -89,51 +97,109 @@ def build(options: BuildOptions, sandbox: Sandbox) -> BuildResult:
     hashes = project_hashes(root)
     test_files = list_test_files(hashes, python_files(root))
     update = plan_update(old, hashes, test_files)
-    tables, failures, workers = trace(root, update, test_files, options, sandbox)
+    shares = _shares(root, update, options.jobs)
+    return _finish(root, path, old, update, hashes, test_files, shares, options, sandbox, started)
+
+
+def first_trace(
+    root: Path,
+    ranked: tuple[tuple[str, int], ...],
+    options: BuildOptions,
+    sandbox: Sandbox,
+) -> BuildResult:
+    """A bounded first map: the test files in `ranked`'s order (nearest to the target first) dealt to the
+    workers, each stopping at `options.deadline`; what it leaves out is named and traced by a later build."""
+    started = time.perf_counter()
+    root = root.resolve()
+    hashes = project_hashes(root)
+    test_files = list_test_files(hashes, python_files(root))
+    order = tuple(name for name, _ in ranked)
+    update = Update(True, order, (), (), (), "a first trace, nearest first")
+    shares = [(files, ()) for files in round_robin(order, options.jobs)]
+    path = cache_file(options.cache_dir, root)
+    return _finish(root, path, None, update, hashes, test_files, shares, options, sandbox, started)
+
+
+Share = tuple[tuple[str, ...], tuple[str, ...]]  # whole test files, single tests
+
+
+def _shares(root: Path, update: Update, jobs: int) -> list[Share]:
+    sizes = {name: _size(root / name) for name in update.test_files}
+    shares: list[Share] = [(files, ()) for files in split_files(update.test_files, sizes, jobs)]
+    if update.node_ids:  # single tests: split by test, apart from the whole files
+        singles = sorted(update.node_ids)
+        count = max(1, min(jobs, len(singles)))
+        shares += [((), tuple(singles[i::count])) for i in range(count)]
+    return shares
+
+
+def _finish(
+    root: Path,
+    path: Path,
+    old: ReachMap | None,
+    update: Update,
+    hashes: dict[str, str],
+    test_files: tuple[str, ...],
+    shares: list[Share],
+    options: BuildOptions,
+    sandbox: Sandbox,
+    started: float,
+) -> BuildResult:
+    tables, failed = trace(root, test_files, shares, update.full, options, sandbox)
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    fresh = apply_update(
-        old,
-        update,
-        tables,
-        root=str(root),
-        built_at=stamp if not update.nothing else old.built_at if old else stamp,
-        hashes=hashes,
-        test_files=test_files,
-    )
-    if failures:
-        # What a failed worker should have traced is not in the map: keep the old hashes of those files, so the
-        # next build tries them again instead of taking them as up to date.
-        fresh = _keep_stale(fresh, old, failures)
+    if update.nothing and old is not None:
+        stamp = old.built_at
+    untraced = {name for table in tables for name in table.untraced_files}
+    failures = []
+    for (files, nodes), why in failed:
+        failures.append(f"{_share_text(files, nodes)}: {why}")
+        untraced.update(files)
+        untraced.update(node.split("::")[0] for node in nodes)
+    # What was not traced must not pass for up to date: its files keep no hash (so a later build traces
+    # them whole), and when single tests were lost, the changed files that chose them keep their old hash.
+    settled = dict(hashes)
+    for name in untraced:
+        settled[name] = ""
+    if any(nodes for (_, nodes), _ in failed):
+        for name in update.changed:
+            settled[name] = old.hashes.get(name, "") if old is not None else ""
+    fresh = apply_update(old, update, tables, root=str(root), built_at=stamp, hashes=settled, test_files=test_files)
     write_map(path, fresh)
-    retraced = sum(len(table.tests) for table in tables)
-    return BuildResult(fresh, update, retraced, workers, time.perf_counter() - started, tuple(failures), path)
+    return BuildResult(
+        fresh,
+        update,
+        sum(len(table.tests) for table in tables),
+        len(shares),
+        time.perf_counter() - started,
+        tuple(failures),
+        path,
+        tuple(sorted(untraced)),
+        sum(table.tests_untraced for table in tables),
+    )
 
 
 def trace(
-    root: Path, update: Update, test_files: tuple[str, ...], options: BuildOptions, sandbox: Sandbox
-) -> tuple[list[ReachTable], list[str], int]:
-    """Run the update's tests in `options.jobs` workers: their tables, and what failed."""
-    if not update.test_files and not update.node_ids:
-        return [], [], 0
-    sizes = {name: _size(root / name) for name in update.test_files}
-    shares: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
-        (files, ()) for files in split_files(update.test_files, sizes, options.jobs)
-    ]
-    if update.node_ids:  # single tests: split by test, apart from the whole files
-        singles = sorted(update.node_ids)
-        count = max(1, min(options.jobs, len(singles)))
-        shares += [((), tuple(singles[i::count])) for i in range(count)]
-    requests = [(files, nodes, index == 0 and update.full) for index, (files, nodes) in enumerate(shares)]
+    root: Path,
+    universe: tuple[str, ...],
+    shares: list[Share],
+    full: bool,
+    options: BuildOptions,
+    sandbox: Sandbox,
+) -> tuple[list[ReachTable], list[tuple[Share, str]]]:
+    """Run the shares in `options.jobs` workers side by side: their tables, and the shares that failed, why."""
+    if not shares:
+        return [], []
+    requests = [(files, nodes, index == 0 and full) for index, (files, nodes) in enumerate(shares)]
     tables: list[ReachTable] = []
-    failures: list[str] = []
+    failed: list[tuple[Share, str]] = []
     with ThreadPoolExecutor(max(1, options.jobs)) as pool:
-        results = pool.map(lambda args: _run_share(root, test_files, options, sandbox, *args), requests)
+        results = pool.map(lambda args: _run_share(root, universe, options, sandbox, *args), requests)
         for (files, nodes, _), (table, failure) in zip(requests, results, strict=True):
             if table is not None:
                 tables.append(table)
             if failure is not None:
-                failures.append(f"{_share_text(files, nodes)}: {failure}")
-    return tables, failures, len(requests)
+                failed.append(((files, nodes), failure))
+    return tables, failed
 
 
 def _share_text(files: tuple[str, ...], nodes: tuple[str, ...]) -> str:
@@ -173,6 +239,7 @@ def _run_share(
             universe=universe,
             others=others,
             test_patterns=python_files(root),
+            deadline=options.deadline,
             timeout=options.timeout,
             hash_seed=HASH_SEED,
         )
@@ -184,7 +251,7 @@ def _run_share(
             writable=(workspace, io_dir),
             readonly=(sandbox_dir().resolve(),),
             env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, options.pass_env),
-            timeout=options.timeout + 60,
+            timeout=options.timeout + 60,  # the runner's own start and end around the pytest run
             memory_mb=options.memory_mb,
             scratch=run_dir,
         )
@@ -206,14 +273,6 @@ def _run_share(
         why = tests.session_error if tests is not None and tests.session_error else "pytest ended without a table"
         return None, why
     return report.table, None
-
-
-def _keep_stale(fresh: ReachMap, old: ReachMap | None, failures: list[str]) -> ReachMap:
-    """Mark every file as unknown so the next build retraces: a partial map must not pass for a current one."""
-    hashes = {name: (old.hashes.get(name, "") if old is not None else "") for name in fresh.hashes}
-    return ReachMap(
-        fresh.root, fresh.built_at, fresh.tracer, hashes, fresh.test_files, fresh.functions, fresh.tests, fresh.outcomes
-    )
 
 
 @dataclass(frozen=True)
@@ -254,14 +313,79 @@ def map_for_run(
         return MapForRun(old, f"{built}; {update.why} since, none that the tests reaching the targets run")
     if update.full:
         return MapForRun(None, f"the reach map is stale ({update.why}); `coderefine reach` rebuilds it")
-    options = BuildOptions(root, cache_dir, available_cpus(), budget, memory_mb, pass_env)
+    options = BuildOptions(root, cache_dir, available_cpus(), budget + 60, memory_mb, pass_env, deadline=budget)
     result = build(options, sandbox)
     if result.failures:
         return MapForRun(None, f"updating the stale reach map failed: {result.failures[0]}")
-    return MapForRun(
-        result.reach,
-        f"{built}, updated first ({update.why}): re-traced {counted(result.retraced, 'test')} in {result.seconds:.1f}s",
+    note = (
+        f"{built}, updated first ({update.why}): re-traced {counted(result.retraced, 'test')} in {result.seconds:.1f}s"
     )
+    return MapForRun(result.reach, note + untraced_text(result, budget))
+
+
+# A first run traces test files for a reach map of its own only on a suite this large (in test files); a smaller
+# one is traced as before, in the original's own run (selection.py), which costs no extra pytest run.
+LARGE_SUITE = 40
+
+
+def bounded_first_map(
+    root: Path,
+    module_name: str,
+    names: tuple[str, ...],
+    cache_dir: Path,
+    sandbox: Sandbox,
+    budget: float,
+    memory_mb: int,
+    pass_env: tuple[str, ...] = (),
+) -> MapForRun | None:
+    """No map yet and a large suite: a first map traced nearest first within `budget`, in a worker per core,
+    saved for later runs (`coderefine reach` completes it). None on a small suite."""
+    root = root.resolve()
+    hashes = project_hashes(root)
+    test_files = list_test_files(hashes, python_files(root))
+    if len(test_files) <= LARGE_SUITE:
+        return None
+    texts = {name: _text(root / name) for name in test_files}
+    package = module_name.partition(".")[0]
+    ranked = nearest_first(texts, module_name, names, package)
+    options = BuildOptions(root, cache_dir, available_cpus(), budget + 60, memory_mb, pass_env, deadline=budget)
+    result = first_trace(root, ranked, options, sandbox)
+    if not result.reach.tests:
+        why = result.failures[0] if result.failures else "no test was traced"
+        return MapForRun(None, f"the first reach trace found nothing: {why}")
+    untraced = set(result.untraced_files)
+    done = [0] * len(RANKS)
+    total = [0] * len(RANKS)
+    for name, rank in ranked:
+        total[rank] += 1
+        done[rank] += name not in untraced
+    ranks = ", ".join(
+        f"{label.replace('its package', f'{package}')} {done[i]}/{total[i]}"
+        for i, label in enumerate(RANKS)
+        if total[i]
+    )
+    note = (
+        f"no map yet: traced {sum(done)} of {counted(len(ranked), 'test file')} nearest first ({ranks}) with "
+        f"{counted(result.workers, 'worker')} in {result.seconds:.1f}s, saved as the project's reach map"
+    )
+    return MapForRun(result.reach, note + untraced_text(result, budget))
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def untraced_text(result: BuildResult, budget: float) -> str:
+    """'; not traced within the 100 s budget: 12 test files (340 collected tests unrun), e.g. tests/test_x.py'."""
+    if not result.untraced_files:
+        return ""
+    text = f"; not traced within the {budget:g} s budget: {counted(len(result.untraced_files), 'test file')}"
+    if result.tests_untraced:
+        text += f" ({counted(result.tests_untraced, 'collected test')} unrun)"
+    return text + f", e.g. {result.untraced_files[0]}; `coderefine reach` completes the map"
 
 
 def import_roots(root: Path) -> tuple[str, ...]:

@@ -214,6 +214,38 @@ def split_files(files: tuple[str, ...], sizes: dict[str, int], workers: int) -> 
     return [tuple(sorted(share)) for share in shares if share]
 
 
+RANKS = ("its own test module", "naming it", "importing its package", "the rest")
+
+
+def nearest_first(
+    texts: dict[str, str], module_name: str, names: tuple[str, ...], package: str
+) -> tuple[tuple[str, int], ...]:
+    """Test files (name -> text) ranked by how near they are to the target: 0 the module's own test module
+    (`test_utils.py` for `pkg.utils`), 1 those naming the module, a target or a caller of one, 2 those
+    importing the top-level package, 3 the rest; in that order, by name within a rank."""
+    module = module_name.rpartition(".")[2]
+    own = {f"test_{module}.py", f"{module}_test.py", f"tests_{module}.py"}
+    words = sorted({name for name in names if name}, key=len, reverse=True)
+    naming = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b") if words else None
+    importing = re.compile(r"^[ \t]*(?:from|import)[ \t]+" + re.escape(package) + r"\b", re.MULTILINE)
+
+    def rank(name: str) -> int:
+        text = texts[name]
+        if name.rpartition("/")[2] in own:
+            return 0
+        if naming is not None and naming.search(text):
+            return 1
+        return 2 if importing.search(text) else 3
+
+    return tuple(sorted(((name, rank(name)) for name in texts), key=lambda pair: (pair[1], pair[0])))
+
+
+def round_robin(files: tuple[str, ...], workers: int) -> list[tuple[str, ...]]:
+    """Files in the given order dealt to `workers` shares, so that every worker starts with the nearest ones."""
+    count = max(1, min(workers, len(files)))
+    return [files[index::count] for index in range(count) if files[index::count]]
+
+
 # ----------------------------------------------------------------------------- the cache
 
 

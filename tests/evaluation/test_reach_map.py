@@ -10,10 +10,12 @@ from coderefine.evaluation.reach_map import (
     apply_update,
     build_map,
     list_test_files,
+    nearest_first,
     plan_update,
     project_hashes,
     python_files,
     read_map,
+    round_robin,
     split_files,
     write_map,
 )
@@ -113,3 +115,25 @@ def test_the_project_files_and_the_cache_file(tmp_path: Path):
     assert read_map(path) == _map()
     path.write_text("{not json")
     assert read_map(path) is None
+
+
+def test_nearest_first_ranks_the_own_test_module_then_naming_then_importing_then_the_rest():
+    texts = {
+        "tests/test_zz_rest.py": "def test_x():\n    pass\n",
+        "tests/test_format.py": "import pkg\n",
+        "tests/test_calls.py": "from pkg.utils import split_lines\n",
+        "tests/test_utils.py": "def test_nothing_named():\n    pass\n",
+        "tests/test_b.py": "x = 'utils'\n",
+    }
+    ranked = nearest_first(texts, "pkg.utils", ("split_lines", "utils"), "pkg")
+    assert ranked == (
+        ("tests/test_utils.py", 0),
+        ("tests/test_b.py", 1),
+        ("tests/test_calls.py", 1),
+        ("tests/test_format.py", 2),
+        ("tests/test_zz_rest.py", 3),
+    )
+    assert round_robin(tuple(name for name, _ in ranked), 2) == [
+        ("tests/test_utils.py", "tests/test_calls.py", "tests/test_zz_rest.py"),
+        ("tests/test_b.py", "tests/test_format.py"),
+    ]

@@ -24,6 +24,9 @@ class ReachRequest:
     universe: tuple[str, ...]  # every test file the host listed; those in no share of this request are skipped
     others: bool  # whether tests outside the universe (data files a conftest collects) are traced here
     test_patterns: tuple[str, ...]  # pytest's python_files: modules the tracer leaves to pytest
+    # Seconds from the start after which no more test files are collected nor tests run (0: none): a bounded
+    # first run traces what fits, nearest first (`test_files` in that order), and says what it left out.
+    deadline: float
     timeout: float
     hash_seed: int
 
@@ -40,6 +43,7 @@ class ReachSpec:
     others: bool
     test_patterns: tuple[str, ...]
     tracer: str
+    deadline: float
     out: str  # where the plugin writes its ReachTable
 
 
@@ -55,6 +59,8 @@ class ReachTable:
     tests: dict[str, tuple[int, ...]]
     outcomes: dict[str, str]  # passed, failed or skipped: a failing test's reach is kept all the same
     tracer: str
+    untraced_files: tuple[str, ...] = ()  # test files the deadline left out, wholly or in part
+    tests_untraced: int = 0  # collected tests the deadline left unrun
 
 
 @dataclass

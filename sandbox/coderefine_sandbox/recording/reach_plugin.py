@@ -5,8 +5,10 @@ in a file) it keeps this worker's share of the tests and writes, for each, the p
 
 A share is whole test files (`test_files`) and single tests of other files (`node_ids`, an incremental
 update); a test file of the host's list (`universe`) in neither is never collected, so a worker imports only
-its own files. Tests of files outside the universe (data files a conftest collects) run only where `others`
-is set, so that N workers do not each run them.
+its own files. With a deadline (a bounded first run), tests run in the order of `test_files` (nearest to the
+target first), and past it no more files are collected and no more tests run: they are named as untraced.
+Tests of files outside the universe (data files a conftest collects) run only where `others` is set, so that
+N workers do not each run them.
 
 Standard library only (and pytest): this runs inside the sandbox, in the user's test process.
 """
@@ -14,6 +16,7 @@ Standard library only (and pytest): this runs inside the sandbox, in the user's 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import pytest
@@ -30,6 +33,12 @@ class _State:
         self.files: frozenset[str] = frozenset()
         self.node_files: frozenset[str] = frozenset()
         self.universe: frozenset[str] = frozenset()
+        self.started = time.monotonic()
+        self.untraced_files: set[str] = set()
+        self.tests_untraced = 0
+
+    def past_deadline(self) -> bool:
+        return self.spec is not None and self.spec.deadline > 0 and time.monotonic() - self.started > self.spec.deadline
 
 
 _state = _State()
@@ -65,6 +74,9 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
     rel = _relative(collection_path)
     if rel in _state.universe and rel not in _state.files and rel not in _state.node_files:
         return True
+    if rel in _state.files and _state.past_deadline():
+        _state.untraced_files.add(rel)
+        return True
     return None
 
 
@@ -85,6 +97,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if kept(item)]
+    if spec.deadline > 0:  # nearest first: in the order of the share's files (a stable sort keeps pytest's within)
+        rank = {name: index for index, name in enumerate(spec.test_files)}
+        items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> bool | None:
+    if _state.past_deadline():
+        _state.tests_untraced += 1  # left unrun, and its file named as not (wholly) traced
+        _state.untraced_files.add(item.nodeid.split("::")[0])
+        return True
+    return None
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
@@ -113,4 +137,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     tracer.close()
     functions, tests = tracer.table()
-    write_json(spec.out, ReachTable(functions, tests, dict(_state.outcomes), tracer.kind))
+    untraced = tuple(sorted(_state.untraced_files))
+    table = ReachTable(functions, tests, dict(_state.outcomes), tracer.kind, untraced, _state.tests_untraced)
+    write_json(spec.out, table)

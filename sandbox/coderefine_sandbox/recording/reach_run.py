@@ -28,6 +28,7 @@ def reach(request: ReachRequest) -> ReachReport:
         request.others,
         request.test_patterns,
         tracer,
+        request.deadline,
         out,
     )
     write_json(spec_path, spec)
