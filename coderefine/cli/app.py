@@ -320,7 +320,13 @@ def reach_command(
         float, typer.Option(metavar="S", help="Time limit in seconds for each worker's test run.")
     ] = 3600.0,
     full: Annotated[bool, typer.Option("--full", help="Ignore the cached map: trace every test again.")] = False,
-    engine: Annotated[str, typer.Option(metavar="NAME", help="Where the workers run: local.")] = "local",
+    engine: Annotated[
+        str, typer.Option(metavar="NAME", help="Where the workers run: local, or ray (a Ray cluster).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(metavar="ADDR", help="--engine ray: the cluster, auto, HOST:PORT or ray://HOST:PORT."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
     pass_env: PassEnv = None,
     debug: Debug = False,
@@ -333,7 +339,7 @@ def reach_command(
     from coderefine.commands.reach import ReachOptions, reach
 
     settings = settings_at(ctx, path)
-    options = ReachOptions(path, root, settings, jobs, limit, full, as_json, engine, tuple(pass_env or ()))
+    options = ReachOptions(path, root, settings, jobs, limit, full, as_json, engine, tuple(pass_env or ()), ray_address)
     return reach(options, stdout)
 
 

@@ -4,7 +4,7 @@ functions), or bring the cached one up to date; later `optimize` runs start from
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -23,7 +23,7 @@ from coderefine.sandboxes.registry import make_sandbox
 from coderefine.settings import Settings
 from coderefine.sweep.scan import project_root
 
-ENGINES = ("local",)
+ENGINES = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class ReachOptions:
     as_json: bool
     engine: str = "local"
     pass_env: tuple[str, ...] = ()
+    ray_address: str | None = None
 
 
 def reach(options: ReachOptions, console: Console) -> int:
@@ -52,6 +53,13 @@ def reach(options: ReachOptions, console: Console) -> int:
     if not list_test_files(project_hashes(root), python_files(root)):
         raise NoTestsFound(f"no test files found under {root} (by pytest's python_files patterns)")
     sandbox = make_sandbox(options.settings.sandbox, options.settings.image)
+    runner = None
+    nodes: list[str] = []
+    if options.engine == "ray":
+        from coderefine.sweep.engines.reach_ray import ray_runner
+
+        address = options.ray_address or options.settings.ray_address or "auto"
+        runner = ray_runner(address, options.settings.sandbox, options.settings.image, nodes)
     try:
         result = build(
             BuildOptions(
@@ -64,9 +72,12 @@ def reach(options: ReachOptions, console: Console) -> int:
                 options.full,
             ),
             sandbox,
+            runner,
         )
     finally:
         sandbox.close()
+    if nodes:
+        result = replace(result, nodes=len(set(nodes)))
     if options.as_json:
         console.print_json(json.dumps({"coderefine_reach": 1, **result.to_dict()}))
     else:
@@ -92,7 +103,8 @@ def summary(result: BuildResult) -> list[str]:
             f"{counted(len(update.node_ids), 'test')} reaching a changed file), dropped {len(update.dropped)}"
         )
     lines = [
-        f"{head} in {data['seconds']:.1f}s with {counted(result.workers, 'worker')}",
+        f"{head} in {data['seconds']:.1f}s with {counted(result.workers, 'worker')}"
+        + (f" on {counted(result.nodes, 'Ray node')}" if result.nodes else ""),
         f"{counted(len(result.reach.tests), 'test')} in {counted(int(data['test_files']), 'test file')} map to "
         f"{counted(int(data['functions']), 'project function')} "
         f"(tracer: {data['tracer'] or 'none'}); built at {data['built_at']}; cached in {data['cache']}",

@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -62,6 +63,7 @@ class BuildResult:
     cache: Path
     untraced_files: tuple[str, ...] = ()  # test files not (wholly) traced: a deadline or a failed worker
     tests_untraced: int = 0
+    nodes: int = 0  # --engine ray: the cluster nodes the workers ran on
 
     def to_dict(self) -> dict[str, object]:
         functions_reached = len({n for numbers in self.reach.tests.values() for n in numbers})
@@ -85,10 +87,18 @@ class BuildResult:
             "failures": list(self.failures),
             "untraced_test_files": list(self.untraced_files),
             "tests_untraced": self.tests_untraced,
+            "ray_nodes": self.nodes,
         }
 
 
-def build(options: BuildOptions, sandbox: Sandbox) -> BuildResult:
+ShareRequest = tuple[tuple[str, ...], tuple[str, ...], bool]  # whole test files, single tests, `others`
+ShareResult = tuple[ReachTable | None, str | None]  # the table, or why there is none
+# Runs the shares of one build side by side and returns their results in order (local threads by default;
+# `coderefine reach --engine ray` passes one that runs them as Ray tasks).
+ShareRunner = Callable[[Path, tuple[str, ...], "BuildOptions", list[ShareRequest]], list[ShareResult]]
+
+
+def build(options: BuildOptions, sandbox: Sandbox, runner: ShareRunner | None = None) -> BuildResult:
     """Bring the cached map of `options.root` up to date (all of it when there is none) and save it."""
     started = time.perf_counter()
     root = options.root.resolve()
@@ -98,7 +108,7 @@ def build(options: BuildOptions, sandbox: Sandbox) -> BuildResult:
     test_files = list_test_files(hashes, python_files(root))
     update = plan_update(old, hashes, test_files)
     shares = _shares(root, update, options.jobs)
-    return _finish(root, path, old, update, hashes, test_files, shares, options, sandbox, started)
+    return _finish(root, path, old, update, hashes, test_files, shares, options, sandbox, started, runner)
 
 
 def first_trace(
@@ -144,8 +154,9 @@ def _finish(
     options: BuildOptions,
     sandbox: Sandbox,
     started: float,
+    runner: ShareRunner | None = None,
 ) -> BuildResult:
-    tables, failed = trace(root, test_files, shares, update.full, options, sandbox)
+    tables, failed = trace(root, test_files, shares, update.full, options, runner or local_runner(sandbox))
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if update.nothing and old is not None:
         stamp = old.built_at
@@ -184,22 +195,32 @@ def trace(
     shares: list[Share],
     full: bool,
     options: BuildOptions,
-    sandbox: Sandbox,
+    runner: ShareRunner,
 ) -> tuple[list[ReachTable], list[tuple[Share, str]]]:
-    """Run the shares in `options.jobs` workers side by side: their tables, and the shares that failed, why."""
+    """Run the shares side by side: their tables, and the shares that failed, and why."""
     if not shares:
         return [], []
     requests = [(files, nodes, index == 0 and full) for index, (files, nodes) in enumerate(shares)]
     tables: list[ReachTable] = []
     failed: list[tuple[Share, str]] = []
-    with ThreadPoolExecutor(max(1, options.jobs)) as pool:
-        results = pool.map(lambda args: _run_share(root, universe, options, sandbox, *args), requests)
-        for (files, nodes, _), (table, failure) in zip(requests, results, strict=True):
-            if table is not None:
-                tables.append(table)
-            if failure is not None:
-                failed.append(((files, nodes), failure))
+    for (files, nodes, _), (table, failure) in zip(requests, runner(root, universe, options, requests), strict=True):
+        if table is not None:
+            tables.append(table)
+        if failure is not None:
+            failed.append(((files, nodes), failure))
     return tables, failed
+
+
+def local_runner(sandbox: Sandbox) -> ShareRunner:
+    """Shares in `options.jobs` threads of this process, each waiting on its sandboxed pytest run."""
+
+    def run(
+        root: Path, universe: tuple[str, ...], options: BuildOptions, requests: list[ShareRequest]
+    ) -> list[ShareResult]:
+        with ThreadPoolExecutor(max(1, options.jobs)) as pool:
+            return list(pool.map(lambda request: run_share(root, universe, options, sandbox, *request), requests))
+
+    return run
 
 
 def _share_text(files: tuple[str, ...], nodes: tuple[str, ...]) -> str:
@@ -213,7 +234,7 @@ def _share_text(files: tuple[str, ...], nodes: tuple[str, ...]) -> str:
     return " and ".join(parts)
 
 
-def _run_share(
+def run_share(
     root: Path,
     universe: tuple[str, ...],
     options: BuildOptions,
