@@ -187,15 +187,17 @@ class _Instrumenting:
         self.test_patterns = test_patterns
 
     def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> Any:
+        """The project's modules, with the instrumenting loader; None for every other module, which the
+        finders after this one (frozen, built-in, the path, a package's own) then find as they always do."""
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not spec.origin or not spec.origin.endswith(".py") or not spec.has_location:
-            return spec
+            return None
         name = os.path.basename(spec.origin)
         if name == "conftest.py" or any(fnmatch.fnmatch(name, pattern) for pattern in self.test_patterns):
-            return spec
+            return None
         rel = self.project.relative(spec.origin)
         if rel is None:
-            return spec
+            return None
         spec.loader = _InstrumentingLoader(fullname, spec.origin, self.project, rel)
         return spec
 
