@@ -11,7 +11,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from coderefine.evaluation.reach_map import (
     apply_update,
     cache_file,
     counted,
+    file_prints,
     list_test_files,
     nearest_first,
     plan_update,
@@ -75,6 +76,7 @@ class BuildResult:
             "full": self.update.full,
             "why": self.update.why,
             "changed_files": list(self.update.changed),
+            "changed_functions": list(self.update.functions),
             "retraced_tests": self.retraced,
             "retraced_test_files": len(self.update.test_files),
             "retraced_single_tests": len(self.update.node_ids),
@@ -106,7 +108,9 @@ def build(options: BuildOptions, sandbox: Sandbox, runner: ShareRunner | None = 
     old = None if options.full else read_map(path)
     hashes = project_hashes(root)
     test_files = list_test_files(hashes, python_files(root))
-    update = plan_update(old, hashes, test_files)
+    update = plan_update(old, hashes, test_files, file_prints(root))
+    if options.full:
+        update = replace(update, why="--full: every test traced again")
     shares = _shares(root, update, options.jobs)
     return _finish(root, path, old, update, hashes, test_files, shares, options, sandbox, started, runner)
 
@@ -174,7 +178,16 @@ def _finish(
     if any(nodes for (_, nodes), _ in failed):
         for name in update.changed:
             settled[name] = old.hashes.get(name, "") if old is not None else ""
-    fresh = apply_update(old, update, tables, root=str(root), built_at=stamp, hashes=settled, test_files=test_files)
+    fresh = apply_update(
+        old,
+        update,
+        tables,
+        root=str(root),
+        built_at=stamp,
+        hashes=settled,
+        test_files=test_files,
+        prints_of=file_prints(root),
+    )
     write_map(path, fresh)
     return BuildResult(
         fresh,
@@ -325,13 +338,15 @@ def map_for_run(
     if old is None:
         return None
     hashes = project_hashes(root)
-    update = plan_update(old, hashes, list_test_files(hashes, python_files(root)))
+    update = plan_update(old, hashes, list_test_files(hashes, python_files(root)), file_prints(root))
     built = f"map built at {old.built_at}"
     if update.nothing:
         return MapForRun(old, built)
-    touched = old.files_reached(old.reaching(target_file, targets)) | {target_file}
-    if not update.full and not update.test_files and not touched.intersection(update.changed):
+    reaching = set(old.reaching(target_file, targets))
+    if not update.full and not update.test_files and not reaching.intersection(update.node_ids):
         return MapForRun(old, f"{built}; {update.why} since, none that the tests reaching the targets run")
+    # (a change to the targets' own file counts only where it changes a function those tests run: a target
+    # the map has no test for is refused below, whatever changed)
     if update.full:
         return MapForRun(None, f"the reach map is stale ({update.why}); `coderefine reach` rebuilds it")
     options = BuildOptions(root, cache_dir, available_cpus(), budget + 60, memory_mb, pass_env, deadline=budget)

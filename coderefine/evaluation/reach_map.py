@@ -2,8 +2,10 @@
 
 pytest-testmon's idea, at the grain of functions: each test is mapped to the project functions it executed
 (directly or through any chain; the sandbox's recording/reach.py), and the map remembers a content hash of
-every project file. A later build re-traces only what a change can have moved: every test of a new or
-changed test file, and each test that executed a function of a file that changed or went away; the tests
+every project file and, for the files its tests reach, a fingerprint of each function (its syntax tree, so
+comments and layout do not count) and of the module around them. A later build re-traces only what a change
+can have moved: every test of a new or changed test file, and each test that executed a function whose
+fingerprint changed, or any function of a file whose module-level code changed or that went away; the tests
 of deleted test files are dropped. A change to the pytest configuration re-traces everything.
 
 Pure: no sandbox here (reach_build.py runs the traced tests), only the records, their merge, the staleness
@@ -12,13 +14,14 @@ rule, and their JSON form in the cache (outside the user's tree, beside the sele
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from coderefine.evaluation.protocol import ReachTable
@@ -39,6 +42,8 @@ class ReachMap:
     functions: tuple[str, ...]  # "FILE::QUALNAME"
     tests: dict[str, tuple[int, ...]]  # node id -> indices into functions
     outcomes: dict[str, str] = field(default_factory=dict)
+    # file -> {qualname or "<module>": fingerprint}, for the files holding a mapped function
+    prints: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def reaching(self, file: str, qualnames: Iterable[str]) -> tuple[str, ...]:
         """The tests that executed any of these functions of `file` (relative, "/")."""
@@ -63,14 +68,21 @@ class Update:
     dropped: tuple[str, ...]  # tests whose test file is gone
     changed: tuple[str, ...]  # project files changed, added or removed since the map was built
     why: str
+    functions: tuple[str, ...] = ()  # "FILE::QUALNAME" changed in files whose module-level code did not
 
     @property
     def nothing(self) -> bool:
         return not (self.full or self.test_files or self.node_ids or self.dropped or self.changed)
 
 
-def plan_update(old: ReachMap | None, hashes: dict[str, str], test_files: tuple[str, ...]) -> Update:
-    """What to re-trace, from the map's file hashes and the project's files now."""
+def plan_update(
+    old: ReachMap | None,
+    hashes: dict[str, str],
+    test_files: tuple[str, ...],
+    prints_of: Callable[[str], dict[str, str] | None] | None = None,
+) -> Update:
+    """What to re-trace, from the map's file hashes and fingerprints and the project's files now
+    (`prints_of(file)`: a file's fingerprints now, None when it cannot be parsed)."""
     if old is None:
         return Update(True, test_files, (), (), tuple(sorted(hashes)), "no reach map of this project yet")
     changed = sorted(name for name in set(old.hashes) | set(hashes) if old.hashes.get(name) != hashes.get(name))
@@ -82,15 +94,67 @@ def plan_update(old: ReachMap | None, hashes: dict[str, str], test_files: tuple[
     whole = tuple(name for name in test_files if name in changed_set or name not in listed)
     gone = set(old.test_files) - set(test_files)
     rerun_files = set(whole)
+    # Files changed only inside some functions: those functions; any other change: the whole file.
+    moved_files: set[str] = set()
+    moved_functions: set[str] = set()
+    for name in changed_set - rerun_files:
+        before = old.prints.get(name)
+        now = prints_of(name) if prints_of is not None and before is not None and name in hashes else None
+        if before is None or now is None or before.get("<module>") != now.get("<module>"):
+            moved_files.add(name)
+            continue
+        moved_functions |= {f"{name}::{q}" for q in set(before) | set(now) if before.get(q) != now.get(q)}
+    moved_numbers = {number for number, key in enumerate(old.functions) if key in moved_functions}
+    moved_numbers |= {number for number, key in enumerate(old.functions) if key.split("::")[0] in moved_files}
     dropped, single = [], []
-    for test in old.tests:
+    for test, numbers in old.tests.items():
         file = test.split("::")[0]
         if file in gone:
             dropped.append(test)
-        elif file not in rerun_files and changed_set & old.files_reached((test,)):
+        elif file not in rerun_files and moved_numbers.intersection(numbers):
             single.append(test)
     why = f"{counted(len(changed), 'file')} changed" if changed else "no file changed"
-    return Update(False, whole, tuple(single), tuple(dropped), tuple(changed), why)
+    if moved_functions and not moved_files:
+        why += f" ({counted(len(moved_functions), 'function')} in them)"
+    return Update(False, whole, tuple(single), tuple(dropped), tuple(changed), why, tuple(sorted(moved_functions)))
+
+
+def fingerprints(source: str | bytes) -> dict[str, str] | None:
+    """Each function's fingerprint ("Class.method", "f.<locals>.g", ...) and the module's ("<module>": the
+    module with every function body emptied: imports, constants, class attributes, signatures, decorators).
+    From the syntax tree without positions: a comment or a blank line changes none. None: not parseable."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found: dict[str, str] = {}
+
+    def visit(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = ".".join([*scope, child.name])
+                found[name] = _digest(ast.dump(child))
+                visit(child, [*scope, child.name, "<locals>"])
+            elif isinstance(child, ast.ClassDef):
+                visit(child, [*scope, child.name])
+            else:
+                visit(child, scope)
+
+    visit(tree, [])
+    found["<module>"] = _digest(ast.dump(_Emptied().visit(tree)))
+    return found
+
+
+class _Emptied(ast.NodeTransformer):
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        node.body = [ast.Pass()]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def apply_update(
@@ -102,6 +166,7 @@ def apply_update(
     built_at: str,
     hashes: dict[str, str],
     test_files: tuple[str, ...],
+    prints_of: Callable[[str], dict[str, str] | None] | None = None,
 ) -> ReachMap:
     """The map after an update: the old entries the update did not touch, and the re-traced tests' new ones."""
     tests: dict[str, set[str]] = {}
@@ -121,7 +186,15 @@ def apply_update(
         for test, numbers in table.tests.items():
             tests.setdefault(test, set()).update(table.functions[number] for number in numbers)
         outcomes.update(table.outcomes)
-    return build_map(root, built_at, tracer, hashes, test_files, tests, outcomes)
+    reach = build_map(root, built_at, tracer, hashes, test_files, tests, outcomes)
+    # Fingerprints of the files holding a mapped function: kept where the file did not change, else read now.
+    prints: dict[str, dict[str, str]] = {}
+    for file in sorted({key.split("::")[0] for key in reach.functions}):
+        kept = old.prints.get(file) if old is not None and old.hashes.get(file) == hashes.get(file) else None
+        found = kept if kept is not None else (prints_of(file) if prints_of is not None else None)
+        if found is not None:
+            prints[file] = found
+    return replace(reach, prints=prints)
 
 
 def build_map(
@@ -192,6 +265,18 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def file_prints(root: Path) -> Callable[[str], dict[str, str] | None]:
+    """`prints_of` for the project at `root`: a file's fingerprints as it is now."""
+
+    def prints_of(name: str) -> dict[str, str] | None:
+        try:
+            return fingerprints((root / name).read_bytes())
+        except OSError:
+            return None
+
+    return prints_of
 
 
 def list_test_files(hashes: dict[str, str], patterns: tuple[str, ...]) -> tuple[str, ...]:
@@ -271,6 +356,7 @@ def to_json(reach: ReachMap) -> str:
             "functions": list(reach.functions),
             "tests": {test: list(numbers) for test, numbers in reach.tests.items()},
             "outcomes": reach.outcomes,
+            "prints": reach.prints,
         },
         separators=(",", ":"),
     )
@@ -295,6 +381,7 @@ def read_map(path: Path) -> ReachMap | None:
             functions,
             tests,
             {str(k): str(v) for k, v in data.get("outcomes", {}).items()},
+            {str(f): {str(q): str(h) for q, h in p.items()} for f, p in data.get("prints", {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

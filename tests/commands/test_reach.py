@@ -49,11 +49,13 @@ def test_the_map_is_built_in_parallel_alike_and_updated_incrementally(cli, make_
     again = cli("reach", root, env={"XDG_CACHE_HOME": str(serial)})
     assert "no file changed since it was built; re-traced 0 tests" in again.stdout
 
-    (root / "pkg/util.py").write_text("def helper(word):\n    return word.upper()  # touched\n")
+    (root / "pkg/core.py").write_text((root / "pkg/core.py").read_text() + "# a comment changes no function\n")
+    (root / "pkg/util.py").write_text("def helper(word):\n    return str.upper(word)\n")
     (root / "tests/test_other.py").unlink()
     update = cli("reach", root, "--json", env={"XDG_CACHE_HOME": str(serial)})
     data = json.loads(update.stdout)
-    assert data["changed_files"] == ["pkg/util.py", "tests/test_other.py"]
+    assert data["changed_files"] == ["pkg/core.py", "pkg/util.py", "tests/test_other.py"]
+    assert data["changed_functions"] == ["pkg/util.py::helper"]
     assert data["retraced_tests"] == 2 and data["retraced_single_tests"] == 2 and data["dropped_tests"] == 1
     del expected["tests/test_other.py::test_other"]
     assert _cached(serial) == expected

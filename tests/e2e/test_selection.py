@@ -168,15 +168,18 @@ def test_a_reach_map_selects_the_tests_reaching_the_target_through_any_chain(scr
     assert "nearest first (the rest 41/41) with " in selection["reason"]  # a worker per core
     assert "not traced" not in selection["reason"]
 
-    (root / "other.py").write_text("def unrelated():\n    return 1  # touched\n")  # no test reaching collapse runs it
+    (root / "other.py").write_text("def unrelated():\n    return 2 - 1\n")  # no test reaching collapse runs it
     second = scripted("readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env=env)
     selection = second["baseline"]["selection"]
     assert selection["mode"] == "mapped" and selection["tests"] == ["tests/test_api.py::test_render"]
-    assert "1 file changed since, none that the tests reaching the targets run" in selection["reason"]
+    assert (
+        "1 file changed (1 function in them) since, none that the tests reaching the targets run" in selection["reason"]
+    )
 
-    (root / "textops.py").write_text((root / "textops.py").read_text() + "# touched\n")  # the target's own file
+    # the target itself changed: the tests reaching it are traced again first (and those reaching `unrelated`)
+    (root / "textops.py").write_text("def collapse(words):\n    return ' '.join([w.strip() for w in words])\n")
     third = scripted("readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env=env)
     selection = third["baseline"]["selection"]
     assert selection["mode"] == "mapped" and selection["tests"] == ["tests/test_api.py::test_render"]
-    assert "updated first (2 files changed): re-traced 41 tests" in selection["reason"]
+    assert "updated first (2 files changed (2 functions in them)): re-traced 41 tests" in selection["reason"]
     assert third["iterations"][0]["verdict"] == "rejected"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from coderefine.evaluation.protocol import ReachTable
@@ -9,6 +10,7 @@ from coderefine.evaluation.reach_map import (
     ReachMap,
     apply_update,
     build_map,
+    fingerprints,
     list_test_files,
     nearest_first,
     plan_update,
@@ -137,3 +139,30 @@ def test_nearest_first_ranks_the_own_test_module_then_naming_then_importing_then
         ("tests/test_utils.py", "tests/test_calls.py", "tests/test_zz_rest.py"),
         ("tests/test_b.py", "tests/test_format.py"),
     ]
+
+
+def test_fingerprints_ignore_comments_and_tell_a_changed_function_from_a_changed_module():
+    source = (
+        "import re\n\n\nclass Box:\n    def open(self):\n        return 1\n\n\n"
+        "def f():\n    def g():\n        return 2\n    return g()\n"
+    )
+    before = fingerprints(source)
+    assert set(before) == {"Box.open", "f", "f.<locals>.g", "<module>"}
+    assert fingerprints(source.replace("return 1", "return 1  # why")) == before
+    inner = fingerprints(source.replace("return 2", "return 3"))
+    assert {q for q in before if before[q] != inner[q]} == {"f", "f.<locals>.g"}  # the enclosing one too
+    assert fingerprints(source.replace("import re", "import os"))["<module>"] != before["<module>"]
+    assert fingerprints("def (") is None
+
+
+def test_a_change_inside_one_function_retraces_only_the_tests_that_ran_it():
+    old = replace(_map(), prints={"pkg/core.py": {"public": "p", "other": "o", "<module>": "m"}})
+    hashes = {**HASHES, "pkg/core.py": "A"}
+    changed = {"public": "P", "other": "o", "<module>": "m"}
+    update = plan_update(old, hashes, TESTS, lambda name: changed)
+    assert update.functions == ("pkg/core.py::public",) and update.node_ids == ("tests/test_core.py::test_public",)
+    assert update.why == "1 file changed (1 function in them)"
+    comment = plan_update(old, hashes, TESTS, lambda name: old.prints["pkg/core.py"])
+    assert comment.node_ids == () and comment.functions == ()
+    module = plan_update(old, hashes, TESTS, lambda name: {**changed, "<module>": "M"})  # an import, a constant
+    assert set(module.node_ids) == {"tests/test_core.py::test_public", "tests/test_other.py::test_other"}
