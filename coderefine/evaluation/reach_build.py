@@ -330,9 +330,10 @@ def map_for_run(
 ) -> MapForRun | None:
     """The project's cached reach map brought up to date for these targets, or None when there is none.
 
-    A change the tests reaching the targets never run (nor the targets' own file, nor a test file) leaves the
-    map usable as it is; otherwise the map is updated incrementally first, in the sandbox, with every core,
-    each worker within `budget` seconds; a full rebuild (the pytest configuration changed) is not tried."""
+    A change to functions no test reaching the targets runs (with no new or changed test file) leaves the map
+    usable as it is; otherwise the map is updated incrementally first, in the sandbox, with every core, each
+    worker within `budget` seconds; a full rebuild (the pytest configuration changed) is not tried. A target
+    the map has no test for (a new function) is left to the traced first run (selection.py)."""
     root = root.resolve()
     old = cached_map(root, cache_dir)
     if old is None:
@@ -345,8 +346,6 @@ def map_for_run(
     reaching = set(old.reaching(target_file, targets))
     if not update.full and not update.test_files and not reaching.intersection(update.node_ids):
         return MapForRun(old, f"{built}; {update.why} since, none that the tests reaching the targets run")
-    # (a change to the targets' own file counts only where it changes a function those tests run: a target
-    # the map has no test for is refused below, whatever changed)
     if update.full:
         return MapForRun(None, f"the reach map is stale ({update.why}); `coderefine reach` rebuilds it")
     options = BuildOptions(root, cache_dir, available_cpus(), budget + 60, memory_mb, pass_env, deadline=budget)
