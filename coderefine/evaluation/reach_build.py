@@ -27,6 +27,7 @@ from coderefine.evaluation.reach_map import (
     list_test_files,
     nearest_first,
     plan_update,
+    project_files,
     project_hashes,
     python_files,
     read_map,
@@ -376,10 +377,9 @@ def bounded_first_map(
     """No map yet and a large suite: a first map traced nearest first within `budget`, in a worker per core,
     saved for later runs (`coderefine reach` completes it). None on a small suite."""
     root = root.resolve()
-    hashes = project_hashes(root)
-    test_files = list_test_files(hashes, python_files(root))
+    test_files = list_test_files(project_files(root), python_files(root))
     if len(test_files) <= LARGE_SUITE:
-        return None
+        return None  # decided from the names alone: a small project's first run reads no file for this
     texts = {name: _text(root / name) for name in test_files}
     package = module_name.partition(".")[0]
     ranked = nearest_first(texts, module_name, names, package)

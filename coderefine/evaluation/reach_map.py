@@ -225,19 +225,24 @@ def counted(number: int, noun: str) -> str:
 def project_hashes(root: Path) -> dict[str, str]:
     """A content hash of every Python file of the project and of its pytest configuration files."""
     found: dict[str, str] = {}
+    for name in project_files(root):
+        try:
+            with open(root / name, "rb") as fh:
+                found[name] = hashlib.sha256(fh.read()).hexdigest()[:20]
+        except OSError:
+            continue
+    return found
+
+
+def project_files(root: Path) -> list[str]:
+    """The project's Python files and the root's pytest configuration files (relative, "/"), sorted."""
+    found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         for name in files:
-            if not name.endswith(".py") and not (folder == str(root) and name in CONFIG_FILES):
-                continue
-            path = os.path.join(folder, name)
-            try:
-                with open(path, "rb") as fh:
-                    digest = hashlib.sha256(fh.read()).hexdigest()[:20]
-            except OSError:
-                continue
-            found[os.path.relpath(path, root).replace(os.sep, "/")] = digest
-    return dict(sorted(found.items()))
+            if name.endswith(".py") or (folder == str(root) and name in CONFIG_FILES):
+                found.append(os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/"))
+    return sorted(found)
 
 
 def python_files(root: Path) -> tuple[str, ...]:
@@ -279,7 +284,7 @@ def file_prints(root: Path) -> Callable[[str], dict[str, str] | None]:
     return prints_of
 
 
-def list_test_files(hashes: dict[str, str], patterns: tuple[str, ...]) -> tuple[str, ...]:
+def list_test_files(hashes: Iterable[str], patterns: tuple[str, ...]) -> tuple[str, ...]:
     """The project's test files (by name, as pytest finds them), among the hashed files."""
     return tuple(
         name
