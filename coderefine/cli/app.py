@@ -304,6 +304,45 @@ def bench_command(
     return run_bench_command(request, stdout, report, html, quiet)
 
 
+@app.command("reach", cls=settings_command("sandbox", "image", "memory_mb"))
+@in_boundary
+def reach_command(
+    ctx: typer.Context,
+    path: Annotated[
+        Path | None,
+        typer.Argument(metavar="PATH", help="A file or folder of the project (default: here).", show_default=False),
+    ] = None,
+    root: Root = None,
+    jobs: Annotated[
+        int, typer.Option(metavar="N", help="Worker processes, each tracing a share of the test files.")
+    ] = 1,
+    limit: Annotated[
+        float, typer.Option(metavar="S", help="Time limit in seconds for each worker's test run.")
+    ] = 3600.0,
+    full: Annotated[bool, typer.Option("--full", help="Ignore the cached map: trace every test again.")] = False,
+    engine: Annotated[
+        str, typer.Option(metavar="NAME", help="Where the workers run: local, or ray (a Ray cluster).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(metavar="ADDR", help="--engine ray: the cluster, auto, HOST:PORT or ray://HOST:PORT."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    pass_env: PassEnv = None,
+    debug: Debug = False,
+) -> int:
+    """Build the project's reach map: which tests execute which of its functions (cached, incremental).
+
+    Later `optimize` runs judge a function with every test that reaches it in the map. A second build
+    re-traces only the tests a change can have affected."""
+    from coderefine.cli.running import settings_at
+    from coderefine.commands.reach import ReachOptions, reach
+
+    settings = settings_at(ctx, path)
+    options = ReachOptions(path, root, settings, jobs, limit, full, as_json, engine, tuple(pass_env or ()), ray_address)
+    return reach(options, stdout)
+
+
 # `coderefine scan` and `coderefine sweep` (a whole project): declared in their own module.
 app.command("scan", cls=settings_command(*SCAN_SETTINGS))(scan_command)
 app.command("sweep", cls=settings_command(*RUN_SETTINGS, *settings_in("Sweep")))(sweep_command)

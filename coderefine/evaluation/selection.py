@@ -9,6 +9,9 @@ candidate, and they are saved under a hash of the project's source and configura
 on the same state runs only them from the start. `--tests PATH` overrides all this; the setting
 `test_selection = "all"` runs the whole suite.
 
+With a reach map of the project (`coderefine reach`, evaluation/reach_map.py), none of that is guessed: the
+tests the map shows executing a target, through any chain, are the selection from the start ("mapped").
+
 pytest-testmon maps tests to the files they execute; here the question is narrower (which tests call
 these functions) and the recorder answers it already, in the sandbox's interpreter, with no coverage.py
 and no database written into the user's tree.
@@ -26,9 +29,11 @@ from typing import Literal
 
 from coderefine.evaluation.project import Project
 from coderefine.evaluation.protocol import SelectionCounts, TestSelection
+from coderefine.evaluation.reach_build import MapForRun
+from coderefine.evaluation.reach_map import counted
 from coderefine.records import TestsSelected
 
-Mode = Literal["given", "all", "traced", "cached"]
+Mode = Literal["given", "all", "traced", "cached", "mapped"]
 _SCHEMA = 2  # 2: the traced run also tries the test files importing the package
 _STATE_SUFFIXES = {".py", ".pyi", ".toml", ".cfg", ".ini"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", "build", "dist"}
@@ -44,6 +49,7 @@ class Selection:
     traced: dict[str, int] | None = None  # cached: what the traced run ran (tests, files_seen, files_kept)
     widened_from: str | None = None  # the first selection's reason, when no test in it called a target
     not_widened: str | None = None  # why the whole suite could not replace a first selection reaching nothing
+    map_note: str | None = None  # mapped: the map's state; traced or cached: why a reach map was not used
 
 
 def default_selection_cache() -> Path:
@@ -71,12 +77,42 @@ def plan_selection(
     setting: str,
     cache_dir: Path | None,
     budget: float = 0.0,
+    reach: MapForRun | None = None,
 ) -> Selection:
-    """The baseline's tests: the user's --tests, the whole suite, a cached selection, or the name filter."""
+    """The baseline's tests: the user's --tests, the whole suite, the tests the reach map shows reaching the
+    targets, a cached selection, or the name filter."""
     if project.tests:
         return Selection("given", project.tests, None, f"--tests {' '.join(project.tests)}")
     if setting == "all":
         return Selection("all", (), None, "the whole suite (test_selection = all)")
+    map_note = None
+    if reach is not None:
+        mapped = from_map(project, targets, reach)
+        if mapped.mode == "mapped":
+            return mapped
+        map_note = mapped.map_note
+    return replace(_first_run(project, targets, source, cache_dir, budget), map_note=map_note)
+
+
+def from_map(project: Project, targets: tuple[str, ...], reach: MapForRun) -> Selection:
+    """The tests the map shows reaching a target ("mapped"); when it cannot say, an empty "traced" selection
+    whose `map_note` says why (plan_selection then makes the first run's)."""
+    if reach.reach is None:
+        return Selection("traced", (), None, "", map_note=reach.note)
+    target_file = project.target.as_posix()
+    reaching = reach.reach.reaching(target_file, targets)
+    names = ", ".join(targets)
+    if not reaching:
+        return Selection("traced", (), None, "", map_note=f"no test in the reach map reaches {names} ({reach.note})")
+    reason = f"{counted(len(reaching), 'test')} from the reach map reach{'es' if len(reaching) == 1 else ''} {names}; "
+    reason += reach.note
+    return Selection("mapped", (), _by_node_ids(reaching), reason, map_note=reach.note)
+
+
+def _first_run(
+    project: Project, targets: tuple[str, ...], source: str, cache_dir: Path | None, budget: float
+) -> Selection:
+    """A cached selection of an earlier run on this project state, or the traced first run's name filter."""
     names = selection_names(project.module_name, targets, source)
     cache_file = None
     if cache_dir is not None:
@@ -124,6 +160,11 @@ def after_baseline(
     files = (counts.files_seen, counts.files_kept) if counts is not None else (None, None)
     if selection.mode in ("given", "all"):
         return selection, TestsSelected(selection.mode, selection.reason, tests_run, tests_run, *files)
+    if selection.mode == "mapped":  # the candidates run what the original ran: every test reaching a target
+        node_ids = selection.request.node_ids if selection.request is not None else ()
+        return selection, TestsSelected("mapped", selection.reason, tests_run, tests_run, node_ids=node_ids)
+    if selection.map_note is not None:
+        selection = replace(selection, reason=f"{selection.reason}; reach map not used: {selection.map_note}")
     if selection.mode == "cached":
         traced = selection.traced or {}
         reason = (
@@ -192,6 +233,8 @@ def what_ran(selection: Selection) -> str:
         return f"it ran {selection.reason}"
     if selection.mode == "cached":
         return f"it ran {len(selection.request.node_ids) if selection.request else 0} tests selected earlier"
+    if selection.mode == "mapped":
+        return f"it ran the {selection.reason}"
     return f"it ran the {selection.reason}"
 
 

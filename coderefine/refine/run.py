@@ -14,7 +14,9 @@ from coderefine.errors import CoderefineError, ExitCode, UsageError, error_recor
 from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
-from coderefine.evaluation.selection import default_selection_cache, plan_selection, tracing_budget
+from coderefine.evaluation.reach_build import bounded_first_map, map_for_run
+from coderefine.evaluation.reach_map import default_reach_cache
+from coderefine.evaluation.selection import default_selection_cache, plan_selection, selection_names, tracing_budget
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
 from coderefine.pool import available_cpus
@@ -125,7 +127,36 @@ class _Run:
         settings = options.settings
         cache = default_selection_cache() if settings.cache else None
         budget = tracing_budget(settings.timeout)
-        selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget)
+        reach = None
+        if settings.cache and not project.tests and settings.test_selection != "all":
+            target_file = project.target.as_posix()
+            reach = map_for_run(
+                project.root,
+                target_file,
+                targets,
+                default_reach_cache(),
+                sandbox,
+                budget,
+                settings.memory_mb,
+                options.pass_env,
+            )
+        selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget, reach)
+        if selection.mode == "traced" and reach is None and settings.cache:
+            # No map and no earlier selection: on a large suite, a bounded first map rather than every test
+            # file naming the target in full (which may not end within --timeout).
+            names = selection_names(project.module_name, targets, source.text)
+            reach = bounded_first_map(
+                project.root,
+                project.module_name,
+                names,
+                default_reach_cache(),
+                sandbox,
+                budget,
+                settings.memory_mb,
+                options.pass_env,
+            )
+            if reach is not None:
+                selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget, reach)
         evaluator = SandboxEvaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
         try:

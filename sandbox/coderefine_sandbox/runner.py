@@ -21,14 +21,17 @@ from coderefine_sandbox.protocol import (
     REPORTS,
     ProfileReport,
     ProfileRequest,
+    ReachReport,
+    ReachRequest,
     RunnerReport,
     RunnerRequest,
     from_dict,
     to_json,
 )
+from coderefine_sandbox.recording.reach_run import reach
 
 
-def run(data: object) -> RunnerReport | ProfileReport:
+def run(data: object) -> RunnerReport | ProfileReport | ReachReport:
     """The report for a request (as read from JSON); a failure of the runner itself is in the report too."""
     mode = data.get("mode") if isinstance(data, dict) else None
     if mode == "profile":  # `coderefine scan`: a whole project, its own request type
@@ -36,6 +39,11 @@ def run(data: object) -> RunnerReport | ProfileReport:
             return profile(from_dict(ProfileRequest, data))
         except Exception as exc:
             return ProfileReport(runner_error=f"{type(exc).__name__}: {exc}")
+    if mode == "reach":  # `coderefine reach`: which project functions each test runs, its own request type
+        try:
+            return reach(from_dict(ReachRequest, data))
+        except Exception as exc:
+            return ReachReport(runner_error=f"{type(exc).__name__}: {exc}")
     report_type = REPORTS.get(mode) if isinstance(mode, str) else None
     if report_type is None:
         # With no mode there is no report type to answer in: a host this far off must hear it loudly.

@@ -134,3 +134,52 @@ def test_no_test_of_the_first_selection_reaching_the_target_widens_it_to_the_who
     selection = data["baseline"]["selection"]
     assert selection["tests"] == ["test_api.py::test_render"] and selection["candidate_tests"] == 1
     assert "traced in the whole suite: no test in the test files naming collapse, textops did" in selection["reason"]
+
+
+def test_a_reach_map_selects_the_tests_reaching_the_target_through_any_chain(scripted, make_project, tmp_path):
+    files = {
+        "textops.py": "def collapse(words):\n    out = []\n    for w in words:\n        out.append(w.strip())\n"
+        "    return ' '.join(out)\n",
+        "api.py": "from textops import collapse as _join\n\n\ndef render(parts):\n"
+        "    return '<' + _join(parts) + '>'\n",
+        "other.py": "def unrelated():\n    return 1\n",
+        # names neither the module nor the function: only the map knows it reaches collapse
+        "tests/test_api.py": "from api import render\n\n\ndef test_render():\n"
+        "    assert render([' a', 'b ']) == '<a b>'\n    assert render([]) == '<>'\n"
+        "    assert render(['x']) == '<x>'\n",
+    }
+    # a suite over 40 test files: with no map, the first run traces a bounded first map of its own
+    files.update(
+        {
+            f"tests/test_other_{i}.py": "from other import unrelated\n\n\n"
+            f"def test_{i}():\n    assert unrelated() == 1\n"
+            for i in range(40)
+        }
+    )
+    root = make_project(files)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    wrong = "def collapse(words):\n    return ' '.join(words)\n"
+    first = scripted("readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env=env)
+    (only,) = first["iterations"]
+    assert only["verdict"] == "rejected" and "tests/test_api.py::test_render" in only["reason"]
+    selection = first["baseline"]["selection"]
+    assert selection["mode"] == "mapped" and selection["tests"] == ["tests/test_api.py::test_render"]
+    assert selection["reason"].startswith("1 test from the reach map reaches collapse; no map yet: traced 41 of 41")
+    assert "nearest first (the rest 41/41) with " in selection["reason"]  # a worker per core
+    assert "not traced" not in selection["reason"]
+
+    (root / "other.py").write_text("def unrelated():\n    return 2 - 1\n")  # no test reaching collapse runs it
+    second = scripted("readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env=env)
+    selection = second["baseline"]["selection"]
+    assert selection["mode"] == "mapped" and selection["tests"] == ["tests/test_api.py::test_render"]
+    assert (
+        "1 file changed (1 function in them) since, none that the tests reaching the targets run" in selection["reason"]
+    )
+
+    # the target itself changed: the tests reaching it are traced again first (and those reaching `unrelated`)
+    (root / "textops.py").write_text("def collapse(words):\n    return ' '.join([w.strip() for w in words])\n")
+    third = scripted("readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env=env)
+    selection = third["baseline"]["selection"]
+    assert selection["mode"] == "mapped" and selection["tests"] == ["tests/test_api.py::test_render"]
+    assert "updated first (2 files changed (2 functions in them)): re-traced 41 tests" in selection["reason"]
+    assert third["iterations"][0]["verdict"] == "rejected"

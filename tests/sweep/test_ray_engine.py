@@ -170,6 +170,35 @@ def test_ctrl_c_of_a_ray_sweep_cancels_the_running_task_which_cleans_up_and_repo
     assert sorted(p.name for p in ray_cluster.tmp.iterdir()) == ["coderefine-timing-locks", "ray"]
 
 
+@pytest.mark.slow
+def test_the_reach_map_built_over_the_cluster_equals_the_local_one(ray_cluster, cli, make_project, tmp_path):
+    # `coderefine reach --engine ray`: each share of the test files is a task; two shares land on both nodes.
+    tests_a = "from pkg.a import double\n\n\ndef test_double():\n    assert double([1]) == [2]\n"
+    tests_b = "from pkg.b import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
+    root = make_project({**MODULES, "tests/test_pkg.py": "", "tests/test_a.py": tests_a, "tests/test_b.py": tests_b})
+    local, spread = tmp_path / "local", tmp_path / "spread"
+    assert cli("reach", root, env={"XDG_CACHE_HOME": str(local)}).returncode == 0
+    args = ("reach", root, "--engine", "ray", "--ray-address", ray_cluster.address, "--jobs", "2", "--json")
+    built = cli(*args, env={"XDG_CACHE_HOME": str(spread)})
+    assert built.returncode == 0, built.stdout + built.stderr
+    data = json.loads(built.stdout)
+    assert data["workers"] == 2 and data["ray_nodes"] == 2 and data["retraced_tests"] == 2
+
+    def tests(cache: Path) -> dict:
+        (path,) = (cache / "coderefine/reach").glob("*.json")
+        found = json.loads(path.read_text())
+        return {test: sorted(found["functions"][n] for n in numbers) for test, numbers in found["tests"].items()}
+
+    assert (
+        tests(spread)
+        == tests(local)
+        == {
+            "tests/test_a.py::test_double": ["pkg/a.py::double"],
+            "tests/test_b.py::test_total": ["pkg/b.py::total"],
+        }
+    )
+
+
 # Last in this module: a killed worker leaves its scratch folder behind on the node, as a crash does.
 @pytest.mark.slow
 def test_a_task_whose_worker_dies_is_retried_once_and_one_that_dies_twice_fails_alone(

@@ -24,13 +24,11 @@ from coderefine_sandbox.protocol import (
     ProfileRequest,
     ProfileRow,
     ProfileTable,
-    PytestResults,
-    TestFailure,
-    TestRun,
     read_json,
     write_json,
 )
 from coderefine_sandbox.recording.plugins import unneeded_plugins
+from coderefine_sandbox.recording.testrun import test_run_from_results
 
 
 def _env(request: ProfileRequest, spec: ProfilePass) -> dict[str, str]:
@@ -79,30 +77,6 @@ def _run(
     return proc.returncode, proc.stdout, time.perf_counter() - started
 
 
-def _test_run(results_path: str, code: int, output: str, duration: float) -> TestRun:
-    if not os.path.exists(results_path):
-        last = output.strip().splitlines()[-1] if output.strip() else f"exit code {code}"
-        failure = TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:])
-        return TestRun(False, duration, code, output[-3000:], 0, 0, 1, 0, (failure,), last, None, None)
-    results = read_json(PytestResults, results_path)
-    outcomes = results.outcomes
-    failures = tuple(TestFailure(n, results.messages.get(n, "")) for n, o in outcomes.items() if o == "failed")
-    return TestRun(
-        timed_out=False,
-        duration=duration,
-        exit_code=results.exit_code,
-        output_tail=output[-3000:],
-        collected=results.collected,
-        passed=sum(1 for o in outcomes.values() if o == "passed"),
-        failed=len(failures),
-        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
-        failures=failures,
-        session_error=None,
-        module_file=None,
-        selected=None,  # scan profiles the tests it is given: no selection
-    )
-
-
 def profile(request: ProfileRequest) -> ProfileReport:
     report = ProfileReport()
     out = os.path.join(request.io_dir, "profile.json")
@@ -115,7 +89,7 @@ def profile(request: ProfileRequest) -> ProfileReport:
         report.runner_error = f"the profiled run {exc}"
         return report
     if request.command is None:
-        report.tests = _test_run(results, code, output, seconds)
+        report.tests = test_run_from_results(results, code, output, seconds)
         if report.tests.stops_the_run:
             return report
     else:

@@ -7,7 +7,7 @@ package.
 
 Both sides import this very package (the host loads it from the folder the sandbox runs it from, see
 `coderefine.resources`), so it imports only the standard library. Its modules follow the runner's stages:
-`modes` (the runner's request and the report of each mode), `recording`, `behaviour`, `timing`, `programs`
+`modes` (the runner's request and the report of each mode), `recording`, `reach`, `behaviour`, `timing`, `programs`
 and `profiling`; `codec` turns any of their dataclasses into JSON and back, generically over its fields and
 type hints. Decoding is strict: a field missing, a field unknown, or a value of the wrong type raises
 `ProtocolError` naming the type and the field, so a host and a runner that disagree fail loudly instead
@@ -67,6 +67,7 @@ from coderefine_sandbox.protocol.programs import (
     ProgramBaseline,
     ProgramSpec,
 )
+from coderefine_sandbox.protocol.reach import ReachReport, ReachRequest, ReachSpec, ReachTable
 from coderefine_sandbox.protocol.recording import (
     CALLS_PICKLE,
     CallsHeader,
@@ -136,6 +137,10 @@ __all__ = [
     "ProgramSpec",
     "ProtocolError",
     "PytestResults",
+    "ReachReport",
+    "ReachRequest",
+    "ReachSpec",
+    "ReachTable",
     "RecordingSummary",
     "ReplayReport",
     "ReplayRequest",

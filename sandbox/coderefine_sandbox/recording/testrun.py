@@ -131,3 +131,28 @@ def _unfinished(
         module_file=None,
         selected=None,
     )
+
+
+def test_run_from_results(results_path: str, code: int, output: str, duration: float) -> TestRun:
+    """A run of pytest that was given its tests (no selection), from the shared plugin's results file."""
+    if not os.path.exists(results_path):
+        last = output.strip().splitlines()[-1] if output.strip() else f"exit code {code}"
+        failure = TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:])
+        return TestRun(False, duration, code, output[-3000:], 0, 0, 1, 0, (failure,), last, None, None)
+    results = read_json(PytestResults, results_path)
+    outcomes = results.outcomes
+    failures = tuple(TestFailure(n, results.messages.get(n, "")) for n, o in outcomes.items() if o == "failed")
+    return TestRun(
+        timed_out=False,
+        duration=duration,
+        exit_code=results.exit_code,
+        output_tail=output[-3000:],
+        collected=results.collected,
+        passed=sum(1 for o in outcomes.values() if o == "passed"),
+        failed=len(failures),
+        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
+        failures=failures,
+        session_error=None,
+        module_file=None,
+        selected=None,  # scan and the reach map run the tests they are given: no selection
+    )

@@ -1,0 +1,67 @@
+"""The runner's `reach` mode: one pytest run over a share of the project's tests with the reach tracer
+(reach.py, through reach_plugin.py), summed up as a protocol.ReachReport."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from coderefine_sandbox.process import SANDBOX_DIR, StepTimeout, remove_stale, run_step
+from coderefine_sandbox.protocol import ReachReport, ReachRequest, ReachSpec, ReachTable, read_json, write_json
+from coderefine_sandbox.recording.plugins import coverage_off, unneeded_plugins
+from coderefine_sandbox.recording.testrun import test_run_from_results
+
+
+def reach(request: ReachRequest) -> ReachReport:
+    report = ReachReport()
+    out = os.path.join(request.io_dir, "reach.json")
+    results = os.path.join(request.io_dir, "pytest-results.json")
+    spec_path = os.path.join(request.io_dir, "reach-spec.json")
+    remove_stale(out, results)
+    tracer = os.environ.get("CODEREFINE_REACH_TRACER", "")  # "settrace": the slower way, for measuring it
+    spec = ReachSpec(
+        request.workspace,
+        request.test_files,
+        request.node_ids,
+        request.universe,
+        request.others,
+        request.test_patterns,
+        tracer,
+        request.deadline,
+        out,
+    )
+    write_json(spec_path, spec)
+    env = dict(os.environ)
+    roots = [os.path.normpath(os.path.join(request.workspace, root)) for root in request.import_roots]
+    env["PYTHONPATH"] = os.pathsep.join([SANDBOX_DIR, *roots])
+    env["PYTHONHASHSEED"] = str(request.hash_seed)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["CODEREFINE_RESULTS"] = results
+    env["CODEREFINE_REACH"] = spec_path
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "coderefine_sandbox.recording.pytest_plugin",
+        "-p",
+        "coderefine_sandbox.recording.reach_plugin",
+        *coverage_off(),
+        *unneeded_plugins(request.workspace),
+        "--rootdir",
+        request.workspace,
+    ]
+    started = time.perf_counter()
+    try:
+        proc = run_step(argv, cwd=request.workspace, env=env, timeout=request.timeout)
+    except StepTimeout as exc:
+        report.runner_error = f"the traced run {exc}"
+        return report
+    report.tests = test_run_from_results(results, proc.returncode, proc.stdout, time.perf_counter() - started)
+    if os.path.exists(out):
+        report.table = read_json(ReachTable, out)
+    return report
