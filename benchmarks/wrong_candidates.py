@@ -1,6 +1,7 @@
 """Wrong candidates on real libraries: does coderefine refuse every one, and still accept the correct ones?
 
-    python benchmarks/wrong_candidates.py [--cache DIR] [--only NAME,...] [--sandbox process] [--json out.json]
+    python benchmarks/wrong_candidates.py [--cache DIR] [--only NAME,...] [--kinds KIND,...] [--sandbox process]
+                                          [--json out.json]
 
 Each data file in benchmarks/wrong_candidates/ (TOML, one per library) lists candidates for functions of a
 pinned sdist: `function`, `file`, `kind`, `expected` ("refused" or "accepted"), `why` and `code`. Kinds:
@@ -82,7 +83,7 @@ class Outcome:
         return self.verdict == "rejected" and self.refused_by not in ("speed", "")
 
 
-def load_sets(only: set[str]) -> list[LibrarySet]:
+def load_sets(only: set[str], kinds: set[str] = frozenset()) -> list[LibrarySet]:
     sets = []
     for path in sorted(DATA.glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -91,6 +92,7 @@ def load_sets(only: set[str]) -> list[LibrarySet]:
         candidates = tuple(
             Candidate(c["file"], c["function"], c["kind"], c["expected"], c["why"], c["code"].strip() + "\n")
             for c in data["candidates"]
+            if not kinds or c["kind"] in kinds
         )
         sets.append(LibrarySet(data["library"], data["version"], candidates))
     return sets
@@ -233,9 +235,9 @@ def print_library(row: dict) -> None:
         print(f"  {mark:12} {c['function']:24} {c['kind']:9} {c['verdict']}{by} ({seconds}): {c['reason'][:170]}")
 
 
-def run_all(cache: Path, only: set[str], sandbox: str) -> list[dict]:
+def run_all(cache: Path, only: set[str], sandbox: str, kinds: set[str] = frozenset()) -> list[dict]:
     rows = []
-    for library in load_sets(only):
+    for library in load_sets(only, kinds):
         row = bench_library(library, cache, sandbox)
         print_library(row)
         rows.append(row)
@@ -254,12 +256,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--only", default="", help="comma-separated library names")
+    parser.add_argument("--kinds", default="", help="comma-separated kinds (e.g. correct): only those candidates")
     parser.add_argument("--sandbox", default="process")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     cache = args.cache.expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
-    rows = run_all(cache, {name for name in args.only.split(",") if name}, args.sandbox)
+    kinds = {kind for kind in args.kinds.split(",") if kind}
+    rows = run_all(cache, {name for name in args.only.split(",") if name}, args.sandbox, kinds)
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
 
