@@ -81,4 +81,5 @@ def test_a_wrong_candidate_stops_at_the_failing_test_which_then_runs_first_and_a
     assert also_wrong["tests"]["stopped_at_first_failure"] == {"ran": 1, "of": 8}
     # a candidate that breaks nothing runs every test
     assert right["tests"] == {"passed": 8, "failed": 0}, right["reason"]
-    assert "stopped at the first failure" in " ".join(data["_stdout"].split())
+    console = " ".join(data["_stdout"].split())
+    assert "stopped at the first failure" in console and "6/7 of 8" in console  # the table's tests cell
