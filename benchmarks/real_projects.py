@@ -2,7 +2,7 @@
 
     python benchmarks/real_projects.py [--cache DIR] [--only NAME,...] [--install] [--whole-suite]
                                        [--whole-file] [--sandbox process] [--json out.json]
-                                       [--overhead RUNS]
+                                       [--overhead RUNS] [--wrong-candidates]
 
 For each library below it downloads the pinned sdist with pip (`pip download --no-binary :all: --no-deps
 NAME==VERSION`, into DIR/sdists, default ~/.cache/coderefine-bench/real-projects: never into this
@@ -24,7 +24,9 @@ verdicts. `--overhead RUNS` measures instead what recording costs: one test file
 plain pytest and by pytest with coderefine's recording plugin (every function of the module recorded,
 with line coverage), interleaved RUNS times, medians and their ratio. The test dependencies must be
 importable by this interpreter (`--install` pip-installs them, and installs a library that reads its own
-metadata with `pip install --no-deps -e`).
+metadata with `pip install --no-deps -e`). `--wrong-candidates` runs wrong_candidates.py instead (its own
+libraries: sqlparse, more-itertools, inflection, tabulate): wrong candidates refused, correct ones accepted,
+false accepts, and the seconds per library and function.
 
 Why these libraries: humanize (a src layout whose package reads its installed metadata: the case that
 was misdiagnosed), toolz (a flat layout with tests inside the package), and Pygments, the one of real
@@ -412,10 +414,21 @@ def main() -> None:
     parser.add_argument("--sandbox", default="process")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--overhead", type=int, default=0, metavar="RUNS", help="measure recording overhead only")
+    parser.add_argument(
+        "--wrong-candidates", action="store_true", help="run the wrong-candidate set (wrong_candidates.py) instead"
+    )
     args = parser.parse_args()
     cache = args.cache.expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
     chosen = {name for name in args.only.split(",") if name}
+    if args.wrong_candidates:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import wrong_candidates
+
+        rows = wrong_candidates.run_all(cache, chosen, args.sandbox)
+        if args.json is not None:
+            args.json.write_text(json.dumps(rows, indent=1))
+        return
     rows = []
     for library in LIBRARIES:
         if chosen and library.name not in chosen:

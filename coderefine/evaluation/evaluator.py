@@ -49,6 +49,7 @@ from coderefine.evaluation.selection import (
     widening_failed,
 )
 from coderefine.evaluation.settings import EvaluationSettings
+from coderefine.evaluation.test_order import FailureHistory, fail_fast_order
 from coderefine.evaluation.timing_lock import exclusive_lock
 from coderefine.evaluation.verdicts import judge_sufficiency, too_fast
 from coderefine.evaluation.workspace import copy_project, write_module
@@ -114,6 +115,9 @@ class SandboxEvaluator:
             self.selection.request,
         )
         self.learned = Learned()
+        # what orders each candidate's tests, most likely to fail first (test_order.py)
+        self.calls_per_test: dict[str, int] = {}
+        self.failures = FailureHistory()
         self.candidate_timeout = settings.test_timeout
         self.counter = 0
         # Candidates' workspaces are links into the original's copy until something shows that unsound
@@ -236,6 +240,7 @@ class SandboxEvaluator:
             self.selection, capture.reached if capture is not None else (), tests.collected, report.tests.selected
         )
         self.requests = replace(self.requests, selection=self.selection.request)  # candidates run these
+        self.calls_per_test = dict(capture.calls_per_test) if capture is not None else {}
         evidence = reports.evidence(report.evidence)
         sufficiency = judge_sufficiency(
             evidence,
@@ -385,6 +390,7 @@ class SandboxEvaluator:
             report, self._metrics(candidate.code), workload, time.perf_counter() - started
         )
         evaluation = replace(evaluation, setup_seconds=round(setup, 4), timing_holds=report.timing_holds)
+        self.failures.note(evaluation.tests)
         if self.learned.program:
             return programs.as_runs(evaluation)
         peaks = report.behavior.peak_memory if report.behavior is not None else ()
@@ -404,7 +410,8 @@ class SandboxEvaluator:
             write_module(workspace, self.project.target, candidate.code, self.with_bom)
             setup = time.perf_counter() - began
             io_dir.mkdir()
-            request = self.requests.candidate(workspace, io_dir, self.candidate_timeout, self.learned)
+            order = fail_fast_order(self.project.module_name, self.calls_per_test, self.failures)
+            request = self.requests.candidate(workspace, io_dir, self.candidate_timeout, self.learned, order)
             report = self._run(request, io_dir, (self.original_ws, self.io_dir))
         finally:
             if not self.settings.keep_workspaces:
@@ -447,6 +454,8 @@ class SandboxEvaluator:
         for _, copy_reason in results.values():
             if copy_reason is not None and self.layered:
                 self._use_copies(copy_reason)
+        for number in range(len(candidates)):  # the drafts' copies noted their failures in other processes
+            self.failures.note(results[number][0].tests)
         return [results[number][0] for number in range(len(candidates))]
 
     def _draft_copies(self, count: int) -> list[SandboxEvaluator]:

@@ -29,6 +29,7 @@ def tests_report(run: protocol.TestRun) -> TestReport:
         timed_out=run.timed_out,
         failures=tuple(TestFailure(f.nodeid, f.message) for f in run.failures),
         output_tail=run.output_tail,
+        stopped_early=run.stopped_early,
     )
 
 

@@ -3,7 +3,7 @@ the project and what the baseline established."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from coderefine.evaluation.programs import console_script_runs, program_spec
@@ -14,6 +14,7 @@ from coderefine.evaluation.protocol import (
     BoundaryPaths,
     Capability,
     CaptureLimits,
+    FailFast,
     GeneratedPaths,
     Mode,
     ProgramSpec,
@@ -64,8 +65,11 @@ class Requests:
         generate = self._generated_paths(self.settings.gen_inputs) if self.settings.gen_inputs else None
         return self._request("baseline", self.original_workspace, self.baseline_io, test_timeout, Learned(), generate)
 
-    def candidate(self, workspace: Path, io_dir: Path, test_timeout: float, learned: Learned) -> RunnerRequest:
-        return self._request("candidate", workspace, io_dir, test_timeout, learned, None)
+    def candidate(
+        self, workspace: Path, io_dir: Path, test_timeout: float, learned: Learned, fail_fast: FailFast | None = None
+    ) -> RunnerRequest:
+        request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
+        return replace(request, fail_fast=fail_fast)
 
     def _request(
         self,

@@ -44,6 +44,11 @@ def correctness_problem(evaluation: Evaluation) -> str | None:
         return f"tests timed out: {first}"
     if tests.failed:
         failure = tests.failures[0] if tests.failures else None
+        if tests.stopped_early and failure is not None:
+            return (
+                f"test {failure.nodeid} failed ({tests.ran} of {tests.collected} tests run; "
+                "stopped at the first failure)"
+            )
         detail = f": {failure.nodeid}" if failure else ""
         return f"{tests.failed} test{'s' if tests.failed != 1 else ''} failed{detail}"
     if not tests.all_passed:

@@ -36,10 +36,16 @@ class TestReport:
     timed_out: bool = False
     failures: tuple[TestFailure, ...] = ()
     output_tail: str = ""
+    # a candidate's fail-fast run stopped at its first failure: `ran` of the `collected` tests ran
+    stopped_early: bool = False
 
     @property
     def all_passed(self) -> bool:
         return not self.timed_out and self.failed == 0 and self.passed > 0 and self.exit_code == 0
+
+    @property
+    def ran(self) -> int:
+        return self.passed + self.failed + self.skipped
 
 
 @dataclass(frozen=True)

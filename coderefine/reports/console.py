@@ -31,6 +31,8 @@ def _tests_cell(iteration: Iteration) -> str:
         return "-"
     if tests.timed_out:
         return "timeout"
+    if tests.stopped_early:  # fail-fast: the tests left unrun are neither passed nor failed
+        return f"{tests.passed}/{tests.passed + tests.failed} of {tests.collected}"
     return f"{tests.passed}/{tests.passed + tests.failed}"
 
 

@@ -18,10 +18,14 @@ from coderefine.reports.selection import selection_dict
 SCHEMA_VERSION = 1
 
 
-def _tests(evaluation: Evaluation | None) -> dict[str, int] | None:
+def _tests(evaluation: Evaluation | None) -> dict[str, Any] | None:
     if evaluation is None or evaluation.tests is None:
         return None
-    return {"passed": evaluation.tests.passed, "failed": evaluation.tests.failed}
+    tests = evaluation.tests
+    counts: dict[str, Any] = {"passed": tests.passed, "failed": tests.failed}
+    if tests.stopped_early:  # a candidate's fail-fast run: how many of the selected tests ran before it stopped
+        counts["stopped_at_first_failure"] = {"ran": tests.ran, "of": tests.collected}
+    return counts
 
 
 def _behavior(evaluation: Evaluation | None) -> dict[str, Any] | None:

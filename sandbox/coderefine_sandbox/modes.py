@@ -58,6 +58,7 @@ def baseline(request: RunnerRequest) -> BaselineReport:
         patched=recording.patched,
         module_file=recording.module_file,
         reached=recording.reached,
+        calls_per_test=recording.calls_per_test,
     )
     report.pinned = recording.pinned
     report.not_pinned = recording.not_pinned

@@ -17,7 +17,14 @@ from coderefine_sandbox.protocol.behaviour import (
     ReplayReport,
 )
 from coderefine_sandbox.protocol.programs import ProgramBaseline, ProgramSpec
-from coderefine_sandbox.protocol.recording import CaptureLimits, CaptureSummary, TargetEvidence, TestRun, TestSelection
+from coderefine_sandbox.protocol.recording import (
+    CaptureLimits,
+    CaptureSummary,
+    FailFast,
+    TargetEvidence,
+    TestRun,
+    TestSelection,
+)
 from coderefine_sandbox.protocol.timing import Bench, Calibration, TimingParameters, TimingReport
 
 Mode = Literal["baseline", "candidate"]
@@ -58,6 +65,9 @@ class RunnerRequest:
     # Boundary variants of the recorded calls: baseline, derive them; candidate, replay them (None: off, or
     # the baseline kept none)
     boundary: BoundaryPaths | None = None
+    # Candidate: run the tests most likely to fail first and stop at the first failure (None: every test, in
+    # pytest's order: the baseline, always)
+    fail_fast: FailFast | None = None
 
 
 @dataclass

@@ -42,6 +42,19 @@ class TestSelection:
 
 
 @dataclass(frozen=True)
+class FailFast:
+    """A candidate's test run that stops at its first failure, running the tests most likely to fail first.
+
+    `first`: node ids to run before all others, in this order (tests that failed for earlier candidates, then
+    those that made the most calls to the targets); then the tests of `files` (the target's own test module);
+    then the rest in pytest's order. A rejection then costs the tests up to the first failure; an acceptance
+    still runs every test. The original's run is never fail-fast: its run is the evidence."""
+
+    first: tuple[str, ...]
+    files: tuple[str, ...]  # test files (relative to the rootdir, with "/") whose tests come next
+
+
+@dataclass(frozen=True)
 class TestFailure:
     __test__ = False  # not a pytest test class
 
@@ -82,6 +95,9 @@ class TestRun:
     session_error: str | None  # pytest ended without a result (could not start, or was killed)
     module_file: str | None  # where the tests imported the module from
     selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
+    # a fail-fast run (FailFast) that stopped at a failure with tests left unrun: `collected` were selected,
+    # passed + failed + skipped ran
+    stopped_early: bool = False
 
     @property
     def stops_the_run(self) -> bool:
@@ -100,6 +116,7 @@ class CaptureSummary:
     patched: tuple[str, ...]
     module_file: str | None
     reached: tuple[str, ...]  # node ids of the tests that called a target (the selection for candidates)
+    calls_per_test: dict[str, int] = field(default_factory=dict)  # node id -> outermost calls to the targets
 
 
 @dataclass(frozen=True)
@@ -141,6 +158,7 @@ class PytestResults:
     messages: dict[str, str]  # node id -> a failure's short message
     module_file: str | None  # where the module under judgement (CODEREFINE_MODULE) was imported from
     selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
+    stopped_early: bool = False  # a FailFast run stopped at a failure before running every collected test
 
 
 # ----------------------------------------------------------------------------- the calls file
@@ -170,6 +188,7 @@ class RecordingSummary:
     not_pinned: tuple[str, ...]  # ... and what cannot be
     # per target: why calls were not recorded or not replayable -> how many ("argument 1 is a socket ...")
     reasons: dict[str, dict[str, int]] = field(default_factory=dict)
+    calls_per_test: dict[str, int] = field(default_factory=dict)  # node id -> outermost calls to the targets
 
 
 @dataclass(frozen=True)

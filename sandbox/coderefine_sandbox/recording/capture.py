@@ -59,6 +59,7 @@ class Recorder:
         self.truncated = False
         self.current_test = ""
         self.reached: set[str] = set()  # tests that made an outermost call to a target
+        self.calls_per_test: dict[str, int] = {}  # how many: the tests most likely to catch a wrong candidate
         self.module_file: str | None = None
         self.patched: list[str] = []
         self.coverage = LineCoverage()
@@ -142,6 +143,7 @@ class Recorder:
         self.counts[target] += 1
         if self.current_test:
             self.reached.add(self.current_test)
+            self.calls_per_test[self.current_test] = self.calls_per_test.get(self.current_test, 0) + 1
         if self.truncated or self.counts[target] > self.max_calls:
             limit = "the recording's size limit" if self.truncated else f"the limit of {self.max_calls} calls"
             self._reason(target, f"not recorded: over {limit}")
@@ -318,6 +320,7 @@ class Recorder:
             pinned=tuple(pinned_names()),
             not_pinned=NOT_PINNED,
             reasons=self.reasons,
+            calls_per_test=self.calls_per_test,
         )
         write_calls(path, CallsHeader(module=self.module_name, recording=summary), self.records)
 

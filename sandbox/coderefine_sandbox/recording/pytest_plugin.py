@@ -5,7 +5,8 @@ running (CODEREFINE_PROGRESS, so a timeout can name the test that hung), which f
 imported from (to catch an installed copy shadowing the workspace), and, when CODEREFINE_CAPTURE (a
 protocol.CaptureSpec) is set, the calls to the target functions and their line coverage as a calls file
 (capture.py). `random` is reseeded before every test. With CODEREFINE_SELECT (a protocol.TestSelection in a
-file) it keeps only some tests (selection.py).
+file) it keeps only some tests (selection.py); with CODEREFINE_ORDER (a protocol.FailFast in a file) it runs
+the tests most likely to fail first and stops at the first failure (order.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from coderefine_sandbox.pinning import SEED
 from coderefine_sandbox.protocol import (
     CaptureSpec,
+    FailFast,
     PytestResults,
     SelectionCounts,
     TestSelection,
@@ -28,6 +30,7 @@ from coderefine_sandbox.protocol import (
     write_json,
 )
 from coderefine_sandbox.recording.capture import Recorder
+from coderefine_sandbox.recording.order import ranked
 from coderefine_sandbox.recording.selection import Selector
 
 _MESSAGE_LIMIT = 1200
@@ -39,6 +42,8 @@ class _State:
         self.messages: dict[str, str] = {}
         self.recorder: Recorder | None = None
         self.selector: Selector | None = None
+        self.fail_fast: FailFast | None = None
+        self.session: pytest.Session | None = None
 
 
 _state = _State()
@@ -71,6 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
             selection.budget_seconds,
             str(config.rootpath),
         )
+    order_path = os.environ.get("CODEREFINE_ORDER")
+    if order_path:
+        _state.fail_fast = read_json(FailFast, order_path)
     capture = os.environ.get("CODEREFINE_CAPTURE")
     if capture:
         spec = from_json(CaptureSpec, capture)
@@ -89,6 +97,14 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
 
 @pytest.hookimpl(trylast=True)  # last: whatever a conftest added or reordered, the selection has the last word
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _select(config, items)
+    fail_fast = _state.fail_fast
+    if fail_fast is not None:  # what the selection kept, the tests most likely to fail first
+        order = ranked([item.nodeid for item in items], fail_fast.first, fail_fast.files)
+        items[:] = [items[index] for index in order]
+
+
+def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
     selector = _state.selector
     if selector is None:
         return
@@ -98,6 +114,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item.nodeid in kept]
     if selector.importing:  # nearest first: the files naming the target, then those only importing its package
         items.sort(key=lambda item: selector.imports_only(str(item.path)))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _state.session = session
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -153,6 +173,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _state.outcomes[nodeid] = outcome
         if report.failed:
             _state.messages[nodeid] = _short_message(report)
+            if _state.fail_fast is not None and _state.session is not None:
+                # pytest's own stop (as -x): the session ends after this test's teardown
+                _state.session.shouldfail = "stopped at the first failure (fail-fast)"
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
@@ -174,6 +197,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         messages=_state.messages,
         module_file=getattr(module, "__file__", None),
         selected=SelectionCounts(**selector.counts()) if selector is not None else None,
+        stopped_early=bool(session.shouldfail) and len(_state.outcomes) < session.testscollected,
     )
     if path:
         write_json(path, results)

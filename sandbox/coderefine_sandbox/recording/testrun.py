@@ -43,6 +43,11 @@ def run_tests(
         env["CODEREFINE_SELECT"] = selection_path
         # Selected node ids: pytest's discovery, with only their files collected (selection.py), so the rest of
         # the suite is never imported and a Python data file is collected as its conftest collects it.
+    if request.fail_fast is not None:
+        # A file too: the order may name every selected test.
+        order_path = os.path.join(request.io_dir, "order.json")
+        write_json(order_path, request.fail_fast)
+        env["CODEREFINE_ORDER"] = order_path
     if extra_env:  # e.g. the start-up hook recording program runs (programs/steps.py)
         env.update(extra_env)
         hook = extra_env.get("CODEREFINE_HOOK_PATH")
@@ -104,6 +109,7 @@ def run_tests(
         session_error=None,
         module_file=results.module_file,
         selected=results.selected,
+        stopped_early=results.stopped_early,
     )
 
 

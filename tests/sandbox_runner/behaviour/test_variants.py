@@ -45,7 +45,7 @@ def test_strings_get_empty_short_non_ascii_and_repeated_separators_and_newlines(
     found = values("a,b c")
     assert found["empty string"] == "" and found["one character"] == "a"
     assert "non-ASCII text" not in found  # tested on ASCII alone: maybe defined for English letters alone
-    assert values("a,b c", non_ascii=True)["non-ASCII text"] == "a,b cßé"
+    assert values("a,b c", non_ascii=True)["non-ASCII text"] == "a,b cßéﬁ"
     assert found["repeated separator ' '"] == "a,b  c"
     assert "a newline" not in found  # no recorded string held whitespace: none of them was text
     assert values("a b", whitespace=True)["a newline"] == "a b\n"
