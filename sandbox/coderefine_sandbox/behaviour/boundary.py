@@ -17,6 +17,7 @@ never varied: a variant would show their inputs.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import os
 import pickle
@@ -27,7 +28,7 @@ import time
 from typing import Any
 
 from coderefine_sandbox.behaviour.compare import deep_equal
-from coderefine_sandbox.behaviour.variants import Variant, derive
+from coderefine_sandbox.behaviour.variants import Variant, derive, string_constants
 from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.protocol import (
     CALLS_PICKLE,
@@ -106,7 +107,11 @@ def main(argv: list[str]) -> int:
     # Held-out calls are never varied (a variant would show their inputs), but what is near the domain
     # (the smallest size, a negative number, None) is read off every recorded call.
     held_out = {call.index for call in recorded if call.held_out}
-    variants = derive([call for call in domain if call[0] not in held_out], request.count, domain)
+    constants = {}
+    for target in {call[1] for call in domain}:
+        with contextlib.suppress(Exception):  # a target that does not resolve to code has no constants
+            constants[target] = string_constants(inspect.unwrap(resolve(module, target)).__code__)
+    variants = derive([call for call in domain if call[0] not in held_out], request.count, domain, constants)
     limit = _limit(module, sources)
     entropy = {call.index: call.record.get("entropy") for call in sources}
     counts = {"raised": 0, "slow": 0, "not_deterministic": 0, "unpicklable": unpicklable}

@@ -26,6 +26,10 @@ LARGE_INT = 2**64 + 1  # past every fixed-width integer and float's exact range
 NON_ASCII = "ßéﬁ"
 SEPARATORS = " ,;:\t|/-_."
 NEAR_EMPTY = 2  # empty and one-element variants only where some recorded call passed at most this many elements
+# The function's own short string constants (`word.replace("-", "_")`: "-" and "_") are what its code treats
+# specially, so text holding them is inside its domain even where no test passed any: inflection's
+# `underscore` rewritten to leave dashes alone passed every test and recorded call. Constants up to this long.
+CONSTANT_CHARACTERS = 2
 PICKLE_PROTOCOL = 4
 
 
@@ -47,6 +51,7 @@ class SlotFacts:
     unsorted: bool = False  # some call passed a sequence not in sorted order
     whitespace: bool = False  # some call passed a string holding whitespace
     non_ascii: bool = False  # some call passed a string holding a non-ASCII character
+    constants: tuple[str, ...] = ()  # the target's own short string constants (CONSTANT_CHARACTERS)
     smallest: int | None = None  # the fewest elements (characters, items) a call passed; None: none sized
     least: float | None = None  # the least number a call passed; None: no number
     types: set[type] = field(default_factory=set)
@@ -125,6 +130,12 @@ def _edges(value: Any, facts: SlotFacts) -> list[tuple[str, Any]]:
             found.append(("repeated newlines", value.replace("\n", "\n\n")))
         elif facts.whitespace:
             found.append(("a newline", value + "\n"))
+        middle = len(value) // 2
+        for constant in facts.constants:
+            if constant not in value and value:
+                found.append(
+                    (f"the function's constant {constant!r} inserted", value[:middle] + constant + value[middle:])
+                )
     elif kind is bytes:
         found += [("empty bytes", b""), ("one byte", value[:1])]
     elif kind in (list, tuple):
@@ -168,12 +179,28 @@ def _slot_name(slot: Slot) -> str:
     return f"argument {slot + 1}" if isinstance(slot, int) else f"{slot}="
 
 
-def slot_facts(calls: Calls) -> dict[tuple[str, Slot], SlotFacts]:
+def slot_facts(calls: Calls, constants: dict[str, tuple[str, ...]] | None = None) -> dict[tuple[str, Slot], SlotFacts]:
     facts: dict[tuple[str, Slot], SlotFacts] = {}
     for _, target, args, kwargs in calls:
         for slot, value in _slots(args, kwargs, "." in target):
-            facts.setdefault((target, slot), SlotFacts()).see(value)
+            facts.setdefault((target, slot), SlotFacts(constants=(constants or {}).get(target, ()))).see(value)
     return facts
+
+
+def string_constants(code: Any) -> tuple[str, ...]:
+    """A function's short non-blank string constants (its code's and the code nested in it, not its
+    docstring), in order of appearance."""
+    found: list[str] = []
+    stack = [code]
+    while stack:
+        current = stack.pop(0)
+        for constant in current.co_consts:
+            if isinstance(constant, str) and 0 < len(constant) <= CONSTANT_CHARACTERS and constant.strip():
+                if constant not in found:
+                    found.append(constant)
+            elif hasattr(constant, "co_consts"):
+                stack.append(constant)
+    return tuple(found)
 
 
 def tied_slots(calls: Calls) -> dict[str, frozenset[Slot]]:
@@ -224,7 +251,9 @@ def _joint(
     return found
 
 
-def derive(calls: Calls, budget: int, domain: Calls | None = None) -> list[Variant]:
+def derive(
+    calls: Calls, budget: int, domain: Calls | None = None, constants: dict[str, tuple[str, ...]] | None = None
+) -> list[Variant]:
     """Up to `budget` distinct variants of the calls (index, target, args, kwargs), none equal to a recorded
     call. What is near the recorded domain is read off `domain` (every recorded call, held-out ones included:
     facts such as the smallest size reveal no input), default the calls themselves. Taken round-robin over
@@ -232,7 +261,7 @@ def derive(calls: Calls, budget: int, domain: Calls | None = None) -> list[Varia
     of its second, ..., then the next edge), so that a small budget still tries the empty and one-element
     cases of every target and argument before duplicates and reorderings."""
     domain = calls if domain is None else domain
-    facts = slot_facts(domain)
+    facts = slot_facts(domain, constants)
     tied = tied_slots(domain)
     seen = {_key(target, args, kwargs) for _, target, args, kwargs in [*domain, *calls]}
     per_target: dict[str, list[list[Variant]]] = {}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sandbox"))
 
-from coderefine_sandbox.behaviour.variants import LARGE_INT, SlotFacts, boundary_values, derive
+from coderefine_sandbox.behaviour.variants import LARGE_INT, SlotFacts, boundary_values, derive, string_constants
 
 
 def values(value, **facts):
@@ -116,3 +116,21 @@ def test_what_is_near_the_domain_is_read_off_every_recorded_call_but_only_the_sh
     variants = derive(shown, 50, domain)
     assert ((),) in [v.args for v in variants] and all(v.source == 1 for v in variants)
     assert ((),) not in [v.args for v in derive(shown, 50)]
+
+
+def test_the_functions_own_short_string_constants_are_inserted_into_its_text_arguments():
+    # inflection's underscore: `word.replace("-", "_")`; a rewrite leaving dashes alone passed every test
+    def underscore(word):
+        """Make an underscored, lowercase form from the expression in the string."""
+        word = word.replace("-", "_")
+        return "".join(ch for ch in word if ch != "~").lower() + ("" if word else "empty")
+
+    constants = string_constants(underscore.__code__)
+    # not the docstring, "", blanks nor the longer ones; the nested generator's too
+    assert constants == ("-", "_", "~")
+    calls = [(0, "underscore", ("DeviceType",), {}), (1, "underscore", ("IO",), {})]
+    found = {(v.change, v.args) for v in derive(calls, 50, None, {"underscore": constants})}
+    assert ("argument 1: the function's constant '-' inserted", ("Devic-eType",)) in found
+    assert ("argument 1: the function's constant '~' inserted", ("I~O",)) in found
+    plain = {v.change for v in derive(calls, 50)}
+    assert not any("constant" in change for change in plain)  # without constants: as before
