@@ -158,8 +158,8 @@ class _Run:
             if reach is not None:
                 selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget, reach)
         evaluator = SandboxEvaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
-        self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
-        try:
+        try:  # from the moment its folder exists: a Ctrl-C while the loop is built must not leave it behind
+            self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
             self.loop.run()
         finally:
             evaluator.close()
