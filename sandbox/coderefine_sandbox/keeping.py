@@ -38,6 +38,13 @@ def module_global(module: str, name: str) -> object:
 
 
 def _shared_safely(value: object) -> bool:
+    try:
+        return _constant(value)
+    except Exception:  # a global whose attributes misbehave (a lazy proxy's __getattr__): copied, as before
+        return False
+
+
+def _constant(value: object) -> bool:
     kind = type(value)
     if kind in _EXACT_BUILTINS or isinstance(value, _BY_REFERENCE_ALREADY):
         return False

@@ -67,3 +67,13 @@ def test_without_project_constants_it_is_plain_pickle(tmp_path, monkeypatch):
     monkeypatch.setattr(keeping, "_references", None)
     value = {"a": [1, 2.5, "x"], "b": ValueError("boom")}
     assert keeping.dumps(value, 4) == pickle.dumps(value, protocol=4)
+
+
+def test_a_global_whose_attributes_raise_is_copied_and_breaks_nothing(project):
+    class Proxy:
+        def __getattribute__(self, name):
+            raise RuntimeError("not loaded yet")
+
+    project.LAZY = Proxy()
+    project.EXTRA = 1  # the module's globals changed: rescanned
+    assert pickle.loads(keeping.dumps((1, "x"), 4)) == (1, "x")
