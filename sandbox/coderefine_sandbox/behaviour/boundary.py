@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
     # Held-out calls are never varied (a variant would show their inputs), but what is near the domain
     # (the smallest size, a negative number, None) is read off every recorded call.
     held_out = {call.index for call in recorded if call.held_out}
-    constants = {}
+    constants: dict[str, tuple[str, ...]] = {}
     for target in {call[1] for call in domain}:
         with contextlib.suppress(Exception):  # a target that does not resolve to code has no constants
             constants[target] = string_constants(inspect.unwrap(resolve(module, target)).__code__)
