@@ -5,9 +5,6 @@ map (reach_map.py), which is cached outside the user's tree."""
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from coderefine.evaluation.protocol import ProtocolError, ReachReport, ReachRequest, ReachTable, from_json, to_json
+from coderefine.evaluation.project_run import run_on_copy
+from coderefine.evaluation.protocol import ProtocolError, ReachReport, ReachRequest, ReachTable, from_json
 from coderefine.evaluation.reach_map import (
     RANKS,
     ReachMap,
@@ -36,10 +34,8 @@ from coderefine.evaluation.reach_map import (
     write_map,
 )
 from coderefine.evaluation.requests import HASH_SEED
-from coderefine.evaluation.workspace import copy_project
 from coderefine.pool import available_cpus
-from coderefine.resources import sandbox_dir
-from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.sandboxes.base import Sandbox
 
 
 @dataclass(frozen=True)
@@ -257,14 +253,8 @@ def run_share(
     nodes: tuple[str, ...],
     others: bool,
 ) -> tuple[ReachTable | None, str | None]:
-    run_dir = Path(tempfile.mkdtemp(prefix="coderefine-reach-"))
-    try:
-        workspace, io_dir = run_dir / "project", run_dir / "io"
-        copy_project(root, workspace)
-        io_dir.mkdir()
-        home = io_dir / "home"
-        home.mkdir()
-        request = ReachRequest(
+    def request(workspace: Path, io_dir: Path) -> ReachRequest:
+        return ReachRequest(
             mode="reach",
             workspace=str(workspace),
             io_dir=str(io_dir),
@@ -278,23 +268,19 @@ def run_share(
             timeout=options.timeout,
             hash_seed=HASH_SEED,
         )
-        request_path = io_dir / "request.json"
-        request_path.write_text(to_json(request), encoding="utf-8")
-        job = SandboxJob(
-            argv=(sys.executable, "-m", "coderefine_sandbox.runner", str(request_path)),
-            cwd=workspace,
-            writable=(workspace, io_dir),
-            readonly=(sandbox_dir().resolve(),),
-            env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, options.pass_env),
-            timeout=options.timeout + 60,  # the runner's own start and end around the pytest run
-            memory_mb=options.memory_mb,
-            scratch=run_dir,
-        )
-        outcome = sandbox.run(job)
-    finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+
+    limit = options.timeout + 60  # the runner's own start and end around the pytest run
+    outcome = run_on_copy(
+        root,
+        request,
+        sandbox,
+        prefix="coderefine-reach-",
+        timeout=limit,
+        memory_mb=options.memory_mb,
+        pass_env=options.pass_env,
+    )
     if outcome.timed_out:
-        return None, f"exceeded its limit of {job.timeout:g}s"
+        return None, f"exceeded its limit of {limit:g}s"
     try:
         json.loads(outcome.stdout)
         report = from_json(ReachReport, outcome.stdout)

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.errors import SandboxError, UsageError
-from coderefine.evaluation.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json, to_json
+from coderefine.evaluation.project_run import run_on_copy
+from coderefine.evaluation.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json
 from coderefine.evaluation.requests import HASH_SEED
 from coderefine.evaluation.settings import EvaluationSettings
-from coderefine.evaluation.workspace import copy_project
-from coderefine.resources import sandbox_dir
-from coderefine.sandboxes.base import Sandbox, SandboxJob, sandbox_env
+from coderefine.sandboxes.base import Sandbox
 
 _PYTHONS = ("python", "python3")
 
@@ -59,14 +56,8 @@ def import_roots(root: Path) -> tuple[str, ...]:
 
 
 def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
-    run_dir = Path(tempfile.mkdtemp(prefix="coderefine-scan-"))
-    try:
-        workspace, io_dir = run_dir / "project", run_dir / "io"
-        copy_project(job.root, workspace)
-        io_dir.mkdir()
-        home = io_dir / "home"
-        home.mkdir()
-        request = ProfileRequest(
+    def request(workspace: Path, io_dir: Path) -> ProfileRequest:
+        return ProfileRequest(
             mode="profile",
             workspace=str(workspace),
             io_dir=str(io_dir),
@@ -79,23 +70,19 @@ def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
             hash_seed=HASH_SEED,
             max_calls=job.max_calls,
         )
-        request_path = io_dir / "request.json"
-        request_path.write_text(to_json(request), encoding="utf-8")
-        sandbox_job = SandboxJob(
-            argv=(_python(), "-m", "coderefine_sandbox.runner", str(request_path)),
-            cwd=workspace,
-            writable=(workspace, io_dir),
-            readonly=(sandbox_dir().resolve(),),
-            env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, job.pass_env),
-            timeout=2 * job.timeout + 60,
-            memory_mb=job.memory_mb,
-            scratch=run_dir,
-        )
-        outcome = sandbox.run(sandbox_job)
-    finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+
+    limit = 2 * job.timeout + 60  # two passes, and the runner's own start and end
+    outcome = run_on_copy(
+        job.root,
+        request,
+        sandbox,
+        prefix="coderefine-scan-",
+        timeout=limit,
+        memory_mb=job.memory_mb,
+        pass_env=job.pass_env,
+    )
     if outcome.timed_out:
-        raise SandboxError(f"profiling the project exceeded its limit of {sandbox_job.timeout:g}s; raise --timeout")
+        raise SandboxError(f"profiling the project exceeded its limit of {limit:g}s; raise --timeout")
     try:
         json.loads(outcome.stdout)
         return from_json(ProfileReport, outcome.stdout)
@@ -104,9 +91,3 @@ def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
         raise SandboxError("the sandbox runner failed while profiling: " + detail.splitlines()[-1][:300]) from None
     except ProtocolError as exc:
         raise SandboxError(f"the sandbox runner's profile does not match the protocol: {exc}") from exc
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable
