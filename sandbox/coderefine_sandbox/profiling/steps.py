@@ -27,7 +27,7 @@ from coderefine_sandbox.protocol import (
     read_json,
     write_json,
 )
-from coderefine_sandbox.recording.plugins import unneeded_plugins
+from coderefine_sandbox.recording.plugins import pytest_command
 from coderefine_sandbox.recording.testrun import test_run_from_results
 
 
@@ -54,22 +54,10 @@ def _run(
     if request.command is not None:
         argv = [sys.executable, "-m", "coderefine_sandbox.profiling.command", *request.command]
     else:
-        argv = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "coderefine_sandbox.recording.pytest_plugin",
-            "-p",
-            "coderefine_sandbox.profiling.plugin",
-            *unneeded_plugins(request.workspace),
-            "--rootdir",
-            request.workspace,
-            *(only if only is not None else request.tests),
-        ]
+        # No --no-cov here, as before this command was shared (scan's passes never asked for it).
+        plugins = ("coderefine_sandbox.profiling.plugin",)
+        tests = only if only is not None else request.tests
+        argv = [*pytest_command(request.workspace, plugins, no_cov=False), *tests]
     env = _env(request, spec)
     env["CODEREFINE_RESULTS"] = results
     started = time.perf_counter()

@@ -13,10 +13,32 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
 CONFTEST_DEPTH = 3  # folders below the root searched for a conftest.py: tests/, tests/unit/, src/pkg/tests/
 SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist"})
+
+
+def pytest_command(workspace: str, plugins: tuple[str, ...] = (), *, no_cov: bool = True) -> list[str]:
+    """`python -m pytest` as the sandbox runs a project's tests (the test run, scan's passes, the reach map's run),
+    before the tests to run: quiet, no cache written into the copy, the recording plugin and `plugins` loaded,
+    coverage off (`no_cov`) and the plugins the project does not use left out, rooted at the workspace."""
+    everyone = ("coderefine_sandbox.recording.pytest_plugin", *plugins)
+    loaded = [option for plugin in everyone for option in ("-p", plugin)]
+    return [
+        sys.executable,  # the interpreter running us (inside an image, not the host path in a request)
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *loaded,
+        *(coverage_off() if no_cov else []),
+        *unneeded_plugins(workspace),
+        "--rootdir",
+        workspace,
+    ]
 
 
 def unneeded_plugins(workspace: str) -> list[str]:

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from coderefine_sandbox.process import SANDBOX_DIR, StepTimeout, remove_stale, run_step
 from coderefine_sandbox.protocol import ReachReport, ReachRequest, ReachSpec, ReachTable, read_json, write_json
-from coderefine_sandbox.recording.plugins import coverage_off, unneeded_plugins
+from coderefine_sandbox.recording.plugins import pytest_command
 from coderefine_sandbox.recording.testrun import test_run_from_results
 
 
@@ -39,22 +38,7 @@ def reach(request: ReachRequest) -> ReachReport:
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["CODEREFINE_RESULTS"] = results
     env["CODEREFINE_REACH"] = spec_path
-    argv = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "coderefine_sandbox.recording.pytest_plugin",
-        "-p",
-        "coderefine_sandbox.recording.reach_plugin",
-        *coverage_off(),
-        *unneeded_plugins(request.workspace),
-        "--rootdir",
-        request.workspace,
-    ]
+    argv = pytest_command(request.workspace, ("coderefine_sandbox.recording.reach_plugin",))
     started = time.perf_counter()
     try:
         proc = run_step(argv, cwd=request.workspace, env=env, timeout=request.timeout)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_stale, run_step
@@ -18,7 +17,7 @@ from coderefine_sandbox.protocol import (
     to_json,
     write_json,
 )
-from coderefine_sandbox.recording.plugins import coverage_off, unneeded_plugins
+from coderefine_sandbox.recording.plugins import pytest_command
 
 
 def run_tests(
@@ -53,21 +52,7 @@ def run_tests(
         hook = extra_env.get("CODEREFINE_HOOK_PATH")
         if hook:
             env["PYTHONPATH"] = os.pathsep.join((hook, env["PYTHONPATH"]))
-    argv = [
-        sys.executable,  # the interpreter running us (inside an image, not the host path in the request)
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "coderefine_sandbox.recording.pytest_plugin",
-        *coverage_off(),
-        *unneeded_plugins(workspace),
-        "--rootdir",
-        workspace,
-        *tests,
-    ]
+    argv = [*pytest_command(workspace), *tests]
     started = time.perf_counter()
     try:
         proc = run_step(argv, cwd=workspace, env=env, timeout=request.test_timeout)
