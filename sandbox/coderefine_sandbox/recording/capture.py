@@ -148,7 +148,8 @@ class Recorder:
             limit = "the recording's size limit" if self.truncated else f"the limit of {self.max_calls} calls"
             self._reason(target, f"not recorded: over {limit}")
             return self.coverage.traced_call(func, args, kwargs)
-        # Iterator arguments reach the target through taps that keep what it takes (behaviour/lazy.py).
+        # Iterator and async generator arguments reach the target through taps that keep what it takes
+        # (behaviour/lazy.py), function arguments through taps that log the calls it makes (functions.py).
         live_args, live_kwargs, taps = lazy.tap_arguments(args, kwargs)
         try:
             blob = keeping.dumps(lazy.with_recorded(args, kwargs, dict.fromkeys(taps)), PROTOCOL)
@@ -334,7 +335,7 @@ class _Pending:
     blob: bytes
     args: tuple
     kwargs: dict[str, Any]
-    taps: dict[Any, lazy.ArgumentTap]
+    taps: dict[Any, lazy.Tap]
     tee: _Tee
     entropy: dict[str, Any] | None
     test: str
@@ -366,8 +367,8 @@ def unkept_argument(args: tuple, kwargs: dict[str, Any]) -> str | None:
     """Which argument cannot be pickled (kept for replay), and of what kind: "argument 1 is a socket"; None
     when each can be kept (`scan` asks this of the calls it sees, to estimate which ones optimize could use)."""
     for key, value in [*enumerate(args), *kwargs.items()]:
-        if lazy.is_lazy(value):
-            continue  # taken through a tap, not pickled
+        if lazy.tapped(value):
+            continue  # taken through a tap, not pickled (a tap names its own reason: behaviour/lazy.py, functions.py)
         try:
             keeping.dumps(value, PROTOCOL)
         except Exception:
