@@ -50,12 +50,13 @@ def is_function(value: object) -> bool:
 @dataclass
 class FunctionArgument:
     """A function argument as recorded: the function (pickled, by reference or by code), whether it was kept by
-    its code, and the arguments of each call the target made to it (pickled (args, kwargs), in order)."""
+    its code, and the arguments of each call the target made to it (pickled (args, kwargs), in order; None for a
+    function kept by reference whose calls could not be logged: judged by the call's outcome alone, as before)."""
 
     name: str
     function: bytes
     by_code: bool
-    calls: list[bytes]
+    calls: list[bytes] | None
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
@@ -103,7 +104,7 @@ class FunctionTap:
         self.func = func
         self.name = name
         self.problem: str | None = None
-        self.calls: list[bytes] = []
+        self.calls: list[bytes] | None = []
         self.by_code = not keeping.by_reference(func)
         self.blob = b""
         try:
@@ -113,18 +114,23 @@ class FunctionTap:
         self.live = _wrap(func, self._log)
 
     def _log(self, args: tuple, kwargs: dict[str, Any]) -> None:
-        if self.problem is not None:
+        if self.problem is not None or self.calls is None:
             return
         if len(self.calls) >= MAX_CALLS:
-            self.problem = f"{self.name} is a function the target called over {MAX_CALLS} times"
-            self.calls = []
+            self._unlogged(f"{self.name} is a function the target called over {MAX_CALLS} times")
             return
         try:
             self.calls.append(keeping.dumps((args, kwargs), PROTOCOL, functions=True))
         except Exception:
             kinds = ", ".join(type(value).__name__ for value in [*args, *kwargs.values()])
-            self.problem = f"{self.name} is a function called with a {kinds} (cannot be kept)"
-            self.calls = []
+            self._unlogged(f"{self.name} is a function called with a {kinds} (cannot be kept)")
+
+    def _unlogged(self, problem: str) -> None:
+        """The calls cannot be kept: a function kept by reference is then judged as before this log existed (by
+        the call's outcome alone); one kept by code, new here, is not judged without it."""
+        self.calls = None
+        if self.by_code:
+            self.problem = problem
 
     def recorded(self) -> FunctionArgument:
         if self.problem is None and self.blob:
@@ -139,7 +145,8 @@ class FunctionTap:
                 )
         if self.problem is not None:
             raise Unusable(self.problem)
-        return FunctionArgument(self.func.__qualname__, self.blob, self.by_code, list(self.calls))
+        calls = None if self.calls is None else list(self.calls)
+        return FunctionArgument(self.func.__qualname__, self.blob, self.by_code, calls)
 
 
 # ----------------------------------------------------------------------------- replay and timing
@@ -158,7 +165,7 @@ class Supplied:
 def supply(recorded: FunctionArgument, log: bool) -> Supplied:
     supplied = Supplied(recorded)
     func = pickle.loads(recorded.function)
-    if log:
+    if log and recorded.calls is not None:
         calls = supplied.calls
 
         def note(args: tuple, kwargs: dict[str, Any]) -> None:
@@ -175,6 +182,8 @@ def calls_difference(supplied: Supplied, name: str) -> tuple[str, str] | None:
     """How the calls the target made to a function argument differ from the recording's, in users' words."""
     expected = supplied.recorded.calls
     got = supplied.calls
+    if expected is None:
+        return None
     for index, (blob, call) in enumerate(zip(expected, got, strict=False)):
         wanted = pickle.loads(blob)
         if not deep_equal(wanted, call, rel_tol=0.0, abs_tol=0.0):

@@ -41,6 +41,15 @@ async def first_over(numbers, limit):
         if number > limit:
             return number
     return None
+
+def kind(value):
+    return type(value).__name__
+
+
+def locked_kind(func):
+    import threading
+
+    return func(threading.Lock())
 """
 # Each wrong in one way only: the predicate called twice per item, the items taken in another order,
 # one item too many taken from the async generator.
@@ -69,6 +78,15 @@ async def first_over(numbers, limit):
         elif found is not None:
             break
     return found
+
+def kind(value):
+    return type(value).__name__
+
+
+def locked_kind(func):
+    import threading
+
+    return func(threading.Lock())
 """
 FASTER = """
 def partition(pred, items):
@@ -95,6 +113,15 @@ async def first_over(numbers, limit):
         if number > limit:
             return number
     return None
+
+def kind(value):
+    return type(value).__name__
+
+
+def locked_kind(func):
+    import threading
+
+    return func(threading.Lock())
 """
 
 
@@ -117,7 +144,8 @@ async def _numbers(values):
 def recorded(tmp_path, monkeypatch):
     module = _module("functions_sample", ORIGINAL)
     monkeypatch.setitem(sys.modules, "functions_sample", module)
-    recorder = Recorder("functions_sample", ["partition", "apply_all", "total", "first_over"], 100, 10**7)
+    targets = ["partition", "apply_all", "total", "first_over", "locked_kind"]
+    recorder = Recorder("functions_sample", targets, 100, 10**7)
     recorder.install()
     seen = {}
     threshold = 2
@@ -145,6 +173,7 @@ def recorded(tmp_path, monkeypatch):
         return found, await rest.__anext__()  # the test's generator moved exactly as far as the target took
 
     seen["first_over"], seen["left"] = asyncio.run(first_then_next())
+    seen["locked"] = module.locked_kind(module.kind)  # kept by reference; its call (a lock) cannot be logged
     recorder.dump(str(tmp_path / "calls"))
     header, records = read_calls(str(tmp_path / "calls"))
     return header.recording, records, seen
@@ -162,6 +191,7 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
         "apply_all",
         "total",
         "first_over",
+        "locked_kind",
     ]
     (pred, _), _ = pickle.loads(records[0]["args"])
     assert isinstance(pred, functions.FunctionArgument) and pred.by_code
@@ -180,6 +210,8 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
     assert kwargs == {"start": 10}
     (taken, _), _ = pickle.loads(records[5]["args"])
     assert ([pickle.loads(b) for b in taken.items], taken.exhausted) == ([1, 5], False)
+    (kept,), _ = pickle.loads(records[6]["args"])
+    assert seen["locked"] == "lock" and (kept.by_code, kept.calls) == (False, None)  # judged as before: by outcome
     assert summary.reasons["apply_all"] == {
         "argument 1 is a function whose closure holds a socket (cannot be kept)": 1,
         "argument 1 is a function with state: its closure, defaults, attributes or the globals it reads changed "
