@@ -1,5 +1,5 @@
 """The held-out set: functions of real libraries that yield, return lazy results, take iterators or functions, are
-work on numpy arrays — which of them coderefine can judge.
+async or work on numpy arrays — which of them coderefine can judge.
 
     nice -n 10 .venv/bin/python benchmarks/held_out.py [--coderefine PATH] [--cache DIR] [--only LIB,...]
         [--provider baseline|offline] [--json FILE]
