@@ -5,10 +5,11 @@ A function argument's behaviour, as the target sees it, is what it returns for w
 target's caller sees is also which calls the target made to it (a callback that logs, counts or appends). So:
 
 * Recording (recording/capture.py) hands the target a logging wrapper in place of each top-level argument that
-  is a Python function (`FunctionTap`); the call's pickled arguments then hold a `FunctionArgument`: the function
-  itself, and the arguments of every call the target made to it, in order. A function pickle can name is kept
-  by reference, as before; a lambda, a nested function or one defined in a test module is kept by its code
-  (keeping.dumps with `functions`: marshalled code, the globals it reads, its closure's values kept the same way).
+  is a lambda, a nested function or a function defined in a test module (`FunctionTap`); the call's pickled
+  arguments then hold a `FunctionArgument`: the function kept by its code (keeping.dumps with `functions`:
+  marshalled code, the globals it reads, its closure's values kept the same way), and the arguments of every call
+  the target made to it, in order. A function pickle can name (a module-level function of the project or a
+  library) is passed and pickled by reference as before, and its calls are not logged.
 * Replay recreates the function and wraps it in the same log (`Supplied`); a candidate whose calls to it differ
   from the recording's (one more call per item, another order, other arguments) is a difference, as taking
   more or fewer items from an iterator argument is. Timing recreates the function without the log.
@@ -17,8 +18,7 @@ Not kept, with the reason as the call's unusable reason: a closure over a value 
 not yet assigned, a function whose state changed during the call (its closure, defaults, attributes or the
 globals it reads: a replay would start it from the recorded state and could not show what the tests saw), and
 a function called more than MAX_CALLS times or with arguments that cannot be kept. Builtins, bound methods,
-`functools.partial` objects and callable instances are pickled as before (by reference or by their state),
-and their calls are not logged.
+`functools.partial` objects and callable instances are pickled as before (by reference or by their state).
 
 Standard library only: this runs inside the sandbox.
 """
@@ -43,20 +43,20 @@ PROTOCOL = 4
 
 
 def is_function(value: object) -> bool:
-    """A Python function (def or lambda): the arguments tapped. Builtins, methods and partials are not."""
-    return isinstance(value, types.FunctionType)
+    """A Python function (def or lambda) that pickle cannot keep by name: the function arguments tapped. One kept
+    by reference is passed as it is, as before (a target may return it, register it or compare it by identity,
+    which a wrapper would change); builtins, methods and partials are pickled as before too."""
+    return isinstance(value, types.FunctionType) and not keeping.by_reference(value)
 
 
 @dataclass
 class FunctionArgument:
-    """A function argument as recorded: the function (pickled, by reference or by code), whether it was kept by
-    its code, and the arguments of each call the target made to it (pickled (args, kwargs), in order; None for a
-    function kept by reference whose calls could not be logged: judged by the call's outcome alone, as before)."""
+    """A function argument as recorded: the function (pickled by its code) and the arguments of each call the
+    target made to it (pickled (args, kwargs), in order)."""
 
     name: str
     function: bytes
-    by_code: bool
-    calls: list[bytes] | None
+    calls: list[bytes]
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
@@ -104,8 +104,7 @@ class FunctionTap:
         self.func = func
         self.name = name
         self.problem: str | None = None
-        self.calls: list[bytes] | None = []
-        self.by_code = not keeping.by_reference(func)
+        self.calls: list[bytes] = []
         self.blob = b""
         try:
             self.blob = keeping.dumps(func, PROTOCOL, functions=True)
@@ -114,23 +113,18 @@ class FunctionTap:
         self.live = _wrap(func, self._log)
 
     def _log(self, args: tuple, kwargs: dict[str, Any]) -> None:
-        if self.problem is not None or self.calls is None:
+        if self.problem is not None:
             return
         if len(self.calls) >= MAX_CALLS:
-            self._unlogged(f"{self.name} is a function the target called over {MAX_CALLS} times")
+            self.problem = f"{self.name} is a function the target called over {MAX_CALLS} times"
+            self.calls = []
             return
         try:
             self.calls.append(keeping.dumps((args, kwargs), PROTOCOL, functions=True))
         except Exception:
             kinds = ", ".join(type(value).__name__ for value in [*args, *kwargs.values()])
-            self._unlogged(f"{self.name} is a function called with a {kinds} (cannot be kept)")
-
-    def _unlogged(self, problem: str) -> None:
-        """The calls cannot be kept: a function kept by reference is then judged as before this log existed (by
-        the call's outcome alone); one kept by code, new here, is not judged without it."""
-        self.calls = None
-        if self.by_code:
-            self.problem = problem
+            self.problem = f"{self.name} is a function called with a {kinds} (cannot be kept)"
+            self.calls = []
 
     def recorded(self) -> FunctionArgument:
         if self.problem is None and self.blob:
@@ -145,8 +139,7 @@ class FunctionTap:
                 )
         if self.problem is not None:
             raise Unusable(self.problem)
-        calls = None if self.calls is None else list(self.calls)
-        return FunctionArgument(self.func.__qualname__, self.blob, self.by_code, calls)
+        return FunctionArgument(self.func.__qualname__, self.blob, list(self.calls))
 
 
 # ----------------------------------------------------------------------------- replay and timing
@@ -165,7 +158,7 @@ class Supplied:
 def supply(recorded: FunctionArgument, log: bool) -> Supplied:
     supplied = Supplied(recorded)
     func = pickle.loads(recorded.function)
-    if log and recorded.calls is not None:
+    if log:
         calls = supplied.calls
 
         def note(args: tuple, kwargs: dict[str, Any]) -> None:
@@ -182,8 +175,6 @@ def calls_difference(supplied: Supplied, name: str) -> tuple[str, str] | None:
     """How the calls the target made to a function argument differ from the recording's, in users' words."""
     expected = supplied.recorded.calls
     got = supplied.calls
-    if expected is None:
-        return None
     for index, (blob, call) in enumerate(zip(expected, got, strict=False)):
         wanted = pickle.loads(blob)
         if not deep_equal(wanted, call, rel_tol=0.0, abs_tol=0.0):

@@ -173,7 +173,7 @@ def recorded(tmp_path, monkeypatch):
         return found, await rest.__anext__()  # the test's generator moved exactly as far as the target took
 
     seen["first_over"], seen["left"] = asyncio.run(first_then_next())
-    seen["locked"] = module.locked_kind(module.kind)  # kept by reference; its call (a lock) cannot be logged
+    seen["locked"] = module.locked_kind(module.kind)  # by reference: passed as it is, its calls not logged
     recorder.dump(str(tmp_path / "calls"))
     header, records = read_calls(str(tmp_path / "calls"))
     return header.recording, records, seen
@@ -194,11 +194,11 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
         "locked_kind",
     ]
     (pred, _), _ = pickle.loads(records[0]["args"])
-    assert isinstance(pred, functions.FunctionArgument) and pred.by_code
+    assert isinstance(pred, functions.FunctionArgument)
     assert [pickle.loads(blob) for blob in pred.calls] == [((n,), {}) for n in (1, 2, 3, 4)]
     assert pickle.loads(pred.function)(3) is True  # recreated from its code, with its closure's value
     (pred, _), _ = pickle.loads(records[1]["args"])
-    assert pred.by_code and pickle.loads(pred.function)(5) is True
+    assert pickle.loads(pred.function)(5) is True
     (builtin, _), _ = pickle.loads(records[2]["args"])
     assert builtin is abs  # builtins are pickled by reference as before; their calls are not logged
     (numbers,), kwargs = pickle.loads(records[4]["args"])
@@ -211,7 +211,7 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
     (taken, _), _ = pickle.loads(records[5]["args"])
     assert ([pickle.loads(b) for b in taken.items], taken.exhausted) == ([1, 5], False)
     (kept,), _ = pickle.loads(records[6]["args"])
-    assert seen["locked"] == "lock" and (kept.by_code, kept.calls) == (False, None)  # judged as before: by outcome
+    assert seen["locked"] == "lock" and kept.__qualname__ == "kind"  # by reference, passed and kept as before
     assert summary.reasons["apply_all"] == {
         "argument 1 is a function whose closure holds a socket (cannot be kept)": 1,
         "argument 1 is a function with state: its closure, defaults, attributes or the globals it reads changed "
@@ -239,7 +239,7 @@ def test_replay_accepts_a_faster_rewrite_and_refuses_other_calls_orders_and_one_
 
 def test_timing_supplies_the_function_without_its_log_and_a_fresh_async_generator_each_time():
     blob = keeping.dumps(lambda n: n + 1, 4, functions=True)
-    recorded = functions.FunctionArgument("<lambda>", blob, True, [])
+    recorded = functions.FunctionArgument("<lambda>", blob, [])
     items = [pickle.dumps(n) for n in (1, 2)]
     args = (recorded, lazy.IteratorArgument(lazy.ASYNC_GENERATOR, items, True))
     assert lazy.has_iterator_arguments(args, {})
