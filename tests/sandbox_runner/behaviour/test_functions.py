@@ -135,6 +135,22 @@ def is_odd(n):  # a test module's own function: kept by its code (the replay pro
     return n % 2 == 1
 
 
+class Countdown:
+    """An async iterable that is not an async generator: kept by pickling its state, as any object."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.n <= 0:
+            raise StopAsyncIteration
+        self.n -= 1
+        return self.n + 1
+
+
 async def _numbers(values):
     for value in values:
         yield value
@@ -174,6 +190,7 @@ def recorded(tmp_path, monkeypatch):
 
     seen["first_over"], seen["left"] = asyncio.run(first_then_next())
     seen["locked"] = module.locked_kind(module.kind)  # by reference: passed as it is, its calls not logged
+    seen["countdown"] = asyncio.run(module.total(Countdown(3)))
     recorder.dump(str(tmp_path / "calls"))
     header, records = read_calls(str(tmp_path / "calls"))
     return header.recording, records, seen
@@ -192,6 +209,7 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
         "total",
         "first_over",
         "locked_kind",
+        "total",
     ]
     (pred, _), _ = pickle.loads(records[0]["args"])
     assert isinstance(pred, functions.FunctionArgument)
@@ -212,6 +230,9 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
     assert ([pickle.loads(b) for b in taken.items], taken.exhausted) == ([1, 5], False)
     (kept,), _ = pickle.loads(records[6]["args"])
     assert seen["locked"] == "lock" and kept.__qualname__ == "kind"  # by reference, passed and kept as before
+    (counted,), _ = pickle.loads(records[7]["args"])
+    (after,), _ = pickle.loads(records[7]["args_after"])  # its state after the call is compared as any object's
+    assert seen["countdown"] == 6 and (type(counted).__name__, counted.n, after.n) == ("Countdown", 3, 0)
     assert summary.reasons["apply_all"] == {
         "argument 1 is a function whose closure holds a socket (cannot be kept)": 1,
         "argument 1 is a function with state: its closure, defaults, attributes or the globals it reads changed "
