@@ -105,6 +105,7 @@ class FunctionTap:
         self.name = name
         self.problem: str | None = None
         self.calls: list[bytes] = []
+        self.settled = False
         self.blob = b""
         try:
             self.blob = keeping.dumps(func, PROTOCOL, functions=True)
@@ -126,7 +127,13 @@ class FunctionTap:
             self.problem = f"{self.name} is a function called with a {kinds} (cannot be kept)"
             self.calls = []
 
-    def recorded(self) -> FunctionArgument:
+    def settle(self) -> None:
+        """The state check, made when the call's work has ended: right after a plain call, when a lazy or async
+        result ends (recording's snapshot), so that a test's loop rebinding the closure's variable afterwards
+        (`for limit in ...: f(lambda x: x > limit, ...)`) is not taken for the function's own state."""
+        if self.settled:
+            return
+        self.settled = True
         if self.problem is None and self.blob:
             try:
                 after = keeping.dumps(self.func, PROTOCOL, functions=True)
@@ -137,6 +144,9 @@ class FunctionTap:
                     f"{self.name} is a function with state: its closure, defaults, attributes or the globals it "
                     "reads changed during the call"
                 )
+
+    def recorded(self) -> FunctionArgument:
+        self.settle()
         if self.problem is not None:
             raise Unusable(self.problem)
         return FunctionArgument(self.func.__qualname__, self.blob, list(self.calls))

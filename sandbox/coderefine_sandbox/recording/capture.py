@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox import keeping
-from coderefine_sandbox.behaviour import asynchronous, lazy
+from coderefine_sandbox.behaviour import asynchronous, functions, lazy
 from coderefine_sandbox.pinning import NOT_PINNED, noted_clock, observed_call, pinned_names
 from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
 from coderefine_sandbox.recording.linecov import LineCoverage
@@ -347,7 +347,11 @@ class _Pending:
 
 def _snapshot_after(call: _Pending) -> None:
     """The arguments of a call whose lazy result just ended: the state to compare after the call, rather than
-    whatever the test made of them by the session's end (iterator arguments stand as placeholders)."""
+    whatever the test made of them by the session's end (iterator arguments stand as placeholders). A function
+    argument's state is checked now too (behaviour/functions.py)."""
+    for tap in call.taps.values():
+        if isinstance(tap, functions.FunctionTap):
+            tap.settle()
     try:
         call.after = keeping.dumps(lazy.with_recorded(call.args, call.kwargs, dict.fromkeys(call.taps)), PROTOCOL)
     except Exception:

@@ -50,6 +50,12 @@ def locked_kind(func):
     import threading
 
     return func(threading.Lock())
+
+
+def kept(pred, items):
+    for item in items:
+        if pred(item):
+            yield item
 """
 # Each wrong in one way only: the predicate called twice per item, the items taken in another order,
 # one item too many taken from the async generator.
@@ -87,6 +93,12 @@ def locked_kind(func):
     import threading
 
     return func(threading.Lock())
+
+
+def kept(pred, items):
+    for item in items:
+        if pred(item):
+            yield item
 """
 FASTER = """
 def partition(pred, items):
@@ -122,6 +134,12 @@ def locked_kind(func):
     import threading
 
     return func(threading.Lock())
+
+
+def kept(pred, items):
+    for item in items:
+        if pred(item):
+            yield item
 """
 
 
@@ -160,7 +178,7 @@ async def _numbers(values):
 def recorded(tmp_path, monkeypatch):
     module = _module("functions_sample", ORIGINAL)
     monkeypatch.setitem(sys.modules, "functions_sample", module)
-    targets = ["partition", "apply_all", "total", "first_over", "locked_kind"]
+    targets = ["partition", "apply_all", "total", "first_over", "locked_kind", "kept"]
     recorder = Recorder("functions_sample", targets, 100, 10**7)
     recorder.install()
     seen = {}
@@ -191,6 +209,8 @@ def recorded(tmp_path, monkeypatch):
     seen["first_over"], seen["left"] = asyncio.run(first_then_next())
     seen["locked"] = module.locked_kind(module.kind)  # by reference: passed as it is, its calls not logged
     seen["countdown"] = asyncio.run(module.total(Countdown(3)))
+    for limit in (1, 2):  # the loop rebinds the lambda's variable after each generator ended: not its own state
+        seen[f"kept {limit}"] = list(module.kept(lambda n: n > limit, [1, 2, 3]))  # noqa: B023 (the point)
     recorder.dump(str(tmp_path / "calls"))
     header, records = read_calls(str(tmp_path / "calls"))
     return header.recording, records, seen
@@ -210,6 +230,8 @@ def test_recording_keeps_functions_and_async_generator_arguments_and_names_what_
         "first_over",
         "locked_kind",
         "total",
+        "kept",
+        "kept",
     ]
     (pred, _), _ = pickle.loads(records[0]["args"])
     assert isinstance(pred, functions.FunctionArgument)
