@@ -172,13 +172,34 @@ def supply(recorded: FunctionArgument, log: bool) -> Supplied:
         calls = supplied.calls
 
         def note(args: tuple, kwargs: dict[str, Any]) -> None:
-            # Pickled as recording pickles them, then loaded: what the call was given at the time it was made.
-            calls.append(pickle.loads(keeping.dumps((args, kwargs), PROTOCOL, functions=True)))
+            # Pickled as recording pickles them, then loaded: what the call was given at the time it was made. A
+            # candidate passing what cannot be kept (the original never did) is logged as such: a difference, not
+            # an exception raised inside the candidate.
+            try:
+                calls.append(pickle.loads(keeping.dumps((args, kwargs), PROTOCOL, functions=True)))
+            except Exception:
+                kinds = ", ".join(type(value).__name__ for value in [*args, *kwargs.values()])
+                calls.append(((_Unkept(kinds),), {}))
 
         supplied.live = _wrap(func, note)
     else:
         supplied.live = func
     return supplied
+
+
+class _Unkept:
+    """A logged call's arguments that could not be kept: equal to nothing recorded."""
+
+    def __init__(self, kinds: str) -> None:
+        self.kinds = kinds
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<a {self.kinds} (cannot be kept)>"
 
 
 def calls_difference(supplied: Supplied, name: str) -> tuple[str, str] | None:

@@ -8,6 +8,7 @@ import asyncio
 import pickle
 import socket
 import sys
+import threading
 import types
 
 import pytest
@@ -300,3 +301,15 @@ def test_timing_supplies_the_function_without_its_log_and_a_fresh_async_generato
 def test_a_returned_lambda_is_still_not_kept():
     with pytest.raises((pickle.PicklingError, AttributeError)):
         keeping.dumps(lambda: 1, 4)  # results: another lambda with the same name would compare equal
+
+
+def test_a_candidate_passing_what_cannot_be_kept_to_the_function_is_a_difference_not_an_error():
+    recorded = functions.FunctionArgument(
+        "<lambda>", keeping.dumps(lambda v: 1, 4, functions=True), [pickle.dumps(((1,), {}))]
+    )
+    supplied = functions.supply(recorded, log=True)
+    assert supplied.live(threading.Lock()) == 1  # the candidate's call goes through
+    assert functions.calls_difference(supplied, "argument 1") == (
+        "argument 1: call 1 with (1)",
+        "argument 1: call 1 with (<a lock (cannot be kept)>)",
+    )
