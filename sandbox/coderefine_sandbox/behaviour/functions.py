@@ -81,6 +81,15 @@ def _wrap(func: Any, log: Callable[[tuple, dict[str, Any]], None]) -> Any:
     return logged
 
 
+def unkept_function(func: types.FunctionType, name: str) -> str | None:
+    """Why a function argument cannot be kept by its code, or None when it can (`scan`'s estimate asks this)."""
+    try:
+        keeping.dumps(func, PROTOCOL, functions=True)
+    except Exception:
+        return _unkept_part(func, name)
+    return None
+
+
 def _unkept_part(func: types.FunctionType, name: str) -> str:
     """Which part of a function kept by code cannot be kept, in users' words."""
     try:

@@ -371,12 +371,17 @@ def unkept_argument(args: tuple, kwargs: dict[str, Any]) -> str | None:
     """Which argument cannot be pickled (kept for replay), and of what kind: "argument 1 is a socket"; None
     when each can be kept (`scan` asks this of the calls it sees, to estimate which ones optimize could use)."""
     for key, value in [*enumerate(args), *kwargs.items()]:
+        name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
+        if functions.is_function(value):
+            unkept = functions.unkept_function(value, name)  # kept by its code (behaviour/functions.py), if it can be
+            if unkept is not None:
+                return unkept
+            continue
         if lazy.tapped(value):
-            continue  # taken through a tap, not pickled (a tap names its own reason: behaviour/lazy.py, functions.py)
+            continue  # an iterator or async generator: taken through a tap, not pickled (behaviour/lazy.py)
         try:
             keeping.dumps(value, PROTOCOL)
         except Exception:
-            name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
             return f"{name} is a {describe_kind(value)} (cannot be kept)"
     return None
 

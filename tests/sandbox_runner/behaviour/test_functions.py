@@ -16,7 +16,7 @@ from coderefine_sandbox import keeping
 from coderefine_sandbox.behaviour import functions, lazy
 from coderefine_sandbox.behaviour.replay import compare_call
 from coderefine_sandbox.protocol import read_calls
-from coderefine_sandbox.recording.capture import Recorder
+from coderefine_sandbox.recording.capture import Recorder, unkept_argument
 from coderefine_sandbox.workload import resolve
 
 ORIGINAL = """
@@ -313,3 +313,11 @@ def test_a_candidate_passing_what_cannot_be_kept_to_the_function_is_a_difference
         "argument 1: call 1 with (1)",
         "argument 1: call 1 with (<a lock (cannot be kept)>)",
     )
+
+
+def test_scan_estimate_names_a_function_argument_that_cannot_be_kept():
+    with socket.socket() as held:
+        assert unkept_argument((lambda: held, 1), {}) == (
+            "argument 1 is a function whose closure holds a socket (cannot be kept)"
+        )
+    assert unkept_argument((lambda: 1,), {"items": [1]}) is None
