@@ -1,8 +1,8 @@
-"""The held-out set: functions of real libraries that yield, return lazy results, take iterators, are async or
-work on numpy arrays — which of them coderefine can judge.
+"""The held-out set: functions of real libraries that yield, return lazy results, take iterators or functions, are
+async or work on numpy arrays — which of them coderefine can judge.
 
     nice -n 10 .venv/bin/python benchmarks/held_out.py [--coderefine PATH] [--cache DIR] [--only LIB,...]
-        [--provider baseline|offline] [--json FILE]
+        [--functions NAME,...] [--provider baseline|offline] [--json FILE]
 
 The set is `benchmarks/held_out.json`: per library its sdist (name, version), the folder it unpacks to,
 its tests (a file or folder, passed as `--tests`), the modules its tests need beyond pytest, and its
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--coderefine", default=str(Path(sys.executable).parent / "coderefine"))
     parser.add_argument("--provider", choices=("baseline", "offline"), default="baseline")
     parser.add_argument("--only", default="", help="comma-separated library names")
+    parser.add_argument("--functions", default="", help="comma-separated function names (re-running a few)")
     parser.add_argument("--json", type=Path, default=None, help="write the outcomes here")
     args = parser.parse_args(argv)
     if not Path(args.coderefine).exists():
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     python = str(Path(args.coderefine).parent / "python")
     libraries = json.loads(args.data.read_text())["libraries"]
     only = {name for name in args.only.split(",") if name}
+    chosen = {name for name in args.functions.split(",") if name}
     script = args.cache / "no-code.json"
     args.cache.mkdir(parents=True, exist_ok=True)
     script.write_text(json.dumps(NO_CODE))
@@ -164,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         root = fetch(library["name"], library["version"], library["dir"], args.cache, python)
         ensure_modules(python, library.get("deps", []))
         for entry in library["functions"]:
+            if chosen and entry["function"] not in chosen:
+                continue
             tests = entry.get("tests", library["tests"])  # a function's own test file, where the library has one
             run = judge(args.coderefine, root, tests, entry, args.provider, script)
             found = outcome(library["name"], entry, run)

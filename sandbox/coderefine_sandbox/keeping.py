@@ -19,8 +19,10 @@ Standard library only: this runs inside the sandbox, in the user's test process.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import io
+import marshal
 import os
 import pickle
 import sys
@@ -111,14 +113,106 @@ class _Pickler(pickle.Pickler):
         return module_global, found
 
 
-def dumps(value: object, protocol: int) -> bytes:
-    """`pickle.dumps`, keeping the project's module-level constants by reference."""
+def dumps(value: object, protocol: int, functions: bool = False) -> bytes:
+    """`pickle.dumps`, keeping the project's module-level constants by reference; with `functions`, a function
+    that pickle cannot name (a lambda, a nested function, one defined in a test module) by its code."""
     global _references
     if _references is None:
         _references = _References()
     _references.refresh()
-    if not _references.by_id:
+    if not _references.by_id and not functions:
         return pickle.dumps(value, protocol=protocol)
     buffer = io.BytesIO()
-    _Pickler(buffer, protocol=protocol).dump(value)
+    (_FunctionPickler if functions else _Pickler)(buffer, protocol=protocol).dump(value)
     return buffer.getvalue()
+
+
+# ----------------------------------------------------------------------------- functions kept by their code
+# Only function ARGUMENTS are kept this way (behaviour/functions.py taps them): a function is an input there, and
+# the calls the target makes to it are recorded and compared. A returned lambda is still "cannot be kept": two
+# functions compare by qualified name, so keeping results by code would let a candidate return another lambda.
+
+_MARSHALLED: dict[types.CodeType, bytes] = {}  # one marshalling per code object: the bytes stay equal between dumps
+
+
+def _marshalled(code: types.CodeType) -> bytes:
+    found = _MARSHALLED.get(code)
+    if found is None:
+        found = _MARSHALLED[code] = marshal.dumps(code)
+    return found
+
+
+def _test_module(name: str) -> bool:
+    """A pytest test module or conftest: imported by pytest from a path the replay process does not have."""
+    last = name.rpartition(".")[2]
+    return last.startswith("test_") or last.endswith("_test") or last == "conftest" or name == "__main__"
+
+
+def by_reference(func: types.FunctionType) -> bool:
+    """Whether pickle keeps `func` by its qualified name and the replay process can import it by that name."""
+    module_name = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", "")
+    if not module_name or "<" in qualname or _test_module(module_name):
+        return False
+    found: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found is func
+
+
+def _referenced_names(code: types.CodeType) -> set[str]:
+    """The global names a function's code (and the code nested in it: comprehensions, inner functions) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _referenced_names(const)
+    return names
+
+
+def function_parts(func: types.FunctionType) -> tuple[dict[str, Any], list[Any]]:
+    """What a function kept by code carries besides its code: the globals it reads (builtins excepted: the
+    replay's own are used) and its closure's values. Raises ValueError for an empty closure cell."""
+    globals_used = {
+        name: func.__globals__[name] for name in _referenced_names(func.__code__) if name in func.__globals__
+    }
+    cells = [cell.cell_contents for cell in func.__closure__ or ()]  # ValueError: a cell not yet assigned
+    return globals_used, cells
+
+
+def _make_function(code: bytes, module: str, name: str, qualname: str, free: int) -> types.FunctionType:
+    """A function kept by code, recreated with empty cells and globals (filled by `_fill_function`, so that a
+    function reaching itself through its closure or globals is kept too)."""
+    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": module}
+    closure = tuple(types.CellType() for _ in range(free)) or None
+    func = types.FunctionType(marshal.loads(code), namespace, name, None, closure)
+    func.__qualname__ = qualname
+    func.__module__ = module
+    return func
+
+
+def _fill_function(func: types.FunctionType, state: tuple[Any, ...]) -> None:
+    globals_used, cells, defaults, kwdefaults, attributes = state
+    func.__globals__.update(globals_used)
+    for cell, value in zip(func.__closure__ or (), cells, strict=True):
+        cell.cell_contents = value
+    func.__defaults__ = defaults
+    func.__kwdefaults__ = kwdefaults
+    func.__dict__.update(attributes)
+
+
+def _import_module(name: str) -> types.ModuleType:
+    return importlib.import_module(name)
+
+
+class _FunctionPickler(_Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.ModuleType) and obj.__name__ in sys.modules:
+            return _import_module, (obj.__name__,)  # a module a kept function reads as a global
+        if isinstance(obj, types.FunctionType) and not by_reference(obj):
+            globals_used, cells = function_parts(obj)
+            free = len(obj.__code__.co_freevars)
+            module = obj.__module__ or "__main__"
+            made = (_marshalled(obj.__code__), module, obj.__name__, obj.__qualname__, free)
+            state = (globals_used, cells, obj.__defaults__, obj.__kwdefaults__, dict(obj.__dict__))
+            return _make_function, made, state, None, None, _fill_function
+        return super().reducer_override(obj)

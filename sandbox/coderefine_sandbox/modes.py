@@ -145,7 +145,7 @@ def not_deterministic(kind: str) -> str:
         "mutation": "changed its arguments differently",
         "stdout": "printed differently",
         "yield": "yielded differently",
-        "consumption": "took differently from an iterator argument",
+        "consumption": "took from an iterator argument or called a function argument differently",
     }.get(kind.removeprefix("repeat "), "behaved differently")
     runs = "on a later run of the original (state kept between calls)" if later else "on two runs of the original"
     return f"not deterministic: {what} {runs}"

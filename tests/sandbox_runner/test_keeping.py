@@ -77,3 +77,24 @@ def test_a_global_whose_attributes_raise_is_copied_and_breaks_nothing(project):
     project.LAZY = Proxy()
     project.EXTRA = 1  # the module's globals changed: rescanned
     assert pickle.loads(keeping.dumps((1, "x"), 4)) == (1, "x")
+
+
+def _recursive_with_closure(offset):
+    import math
+
+    def depth(n):  # reaches itself through its closure
+        return 0 if n <= 1 else 1 + depth(n // 2)
+
+    return lambda n, scale=2: depth(n) * scale + offset + math.floor(0.5)
+
+
+def test_function_arguments_are_kept_by_code_with_their_closure_globals_and_defaults():
+    func = _recursive_with_closure(10)
+    blob = keeping.dumps(func, 4, functions=True)
+    assert blob == keeping.dumps(func, 4, functions=True)  # the same bytes each time: a state check compares them
+    made = pickle.loads(blob)
+    assert made is not func and [made(n) for n in (1, 8, 1000)] == [func(n) for n in (1, 8, 1000)] == [10, 16, 28]
+    assert made.__qualname__ == func.__qualname__ and made.__defaults__ == (2,)
+    assert not keeping.by_reference(func) and not keeping.by_reference(_recursive_with_closure)  # a test module's
+    assert keeping.by_reference(importlib.import_module)  # a library's function: kept by name, as pickle keeps it
+    assert keeping.dumps(importlib.import_module, 4, functions=True) == pickle.dumps(importlib.import_module, 4)

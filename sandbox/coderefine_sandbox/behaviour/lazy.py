@@ -14,12 +14,19 @@ pickling, and consuming either to record it would take its items from the test. 
 * Replay and timing supply every `IteratorArgument` afresh, as the same kind of iterator (`supply`), and
   consume a lazy result the way the test did (`consume`), inside the compared or timed region.
 
+An async generator passed as an argument (`await all(agen())`) is kept the same way: the target gets an async
+generator relay pulling from the test's one (`AsyncArgumentTap`), the recording holds the items it took, and replay
+and timing supply a fresh async generator over them. Only async generators are materialised: an instance of a
+class with `__aiter__` is pickled with its state as any object is (kept when its state can be), since what its
+iteration yields is its class's code working on that state. Function arguments: behaviour/functions.py.
+
 What a consumer `send`s into a generator or `throw`s at it is not replayed: such a call is unusable, with
 that reason. Standard library only: this runs inside the sandbox.
 """
 
 from __future__ import annotations
 
+import inspect
 import io
 import pickle
 import types
@@ -28,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox import keeping
+from coderefine_sandbox.behaviour import functions
+from coderefine_sandbox.behaviour.unusable import Unusable as Unusable  # re-exported: recording catches lazy.Unusable
 
 MAX_ITEMS = 10_000  # items kept per lazy result or iterator argument; over it the call is unusable
 PROTOCOL = 4
@@ -47,12 +56,16 @@ def is_lazy(value: object) -> bool:
     return getattr(kind, "__module__", "") in ("builtins", "itertools")
 
 
+def is_async_iterator(value: object) -> bool:
+    """An async generator: materialised when passed as an argument (AsyncArgumentTap)."""
+    return inspect.isasyncgen(value)
+
+
+ASYNC_GENERATOR = "async generator"  # an IteratorArgument's kind when the argument was an async generator
+
+
 def kind_name(value: object) -> str:
     return "generator" if isinstance(value, types.GeneratorType) else type(value).__name__
-
-
-class Unusable(Exception):
-    """Why a lazy result or argument cannot be judged (the call is then unusable, with this reason)."""
 
 
 # ----------------------------------------------------------------------------- what the calls file holds
@@ -260,6 +273,42 @@ class ArgumentTap:
         return IteratorArgument(self.kind, list(self.items), self.exhausted, self.raised)
 
 
+class AsyncArgumentTap(ArgumentTap):
+    """An async generator argument on its way into the recorded call: `live` is an async generator pulling from
+    the test's one item by item (each `__anext__` awaited on the test's loop, so whatever it awaits still works),
+    keeping what the target took. Closing the relay does not close the test's generator (as a sync relay does
+    not): the test's generator is left where the target stopped taking."""
+
+    def __init__(self, value: Any, name: str) -> None:
+        self.kind = ASYNC_GENERATOR
+        self.name = name
+        self.source = value
+        self.items = []
+        self.exhausted = False
+        self.raised = None
+        self.problem = None
+        self.start = None
+        self.live = self._pull_async()
+
+    async def _pull_async(self) -> Any:
+        source = self.source
+        while True:
+            try:
+                item = await source.__anext__()
+            except StopAsyncIteration:
+                self.exhausted = True
+                return
+            except Exception as exc:  # part of the argument: raised again at the same place on replay
+                self.exhausted = True
+                try:
+                    self.raised = keeping.dumps(exc, PROTOCOL)
+                except Exception:
+                    self.problem = self.problem or f"{self.name} raised a {type(exc).__name__} that cannot be kept"
+                raise
+            self._take(item)
+            yield item
+
+
 def sequence_position(iterator: Any, length: int) -> tuple[int, bool]:
     """How many of `length` items a list/tuple iterator gave, and whether it was asked past its end."""
     state = iterator.__reduce__()
@@ -269,19 +318,39 @@ def sequence_position(iterator: Any, length: int) -> tuple[int, bool]:
     return index - (len(sequence) - length), False
 
 
-def tap_arguments(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any], dict[Any, ArgumentTap]]:
-    """The arguments with each iterator among them (top level only) replaced by its tap's live iterator, and
-    the taps by position (int, 1-based as users count) or keyword (str)."""
-    taps: dict[Any, ArgumentTap] = {}
+Tap = ArgumentTap | functions.FunctionTap
+
+
+def tapped(value: object) -> bool:
+    """Whether an argument reaches the target through a tap rather than being pickled as it is."""
+    return is_lazy(value) or is_async_iterator(value) or functions.is_function(value)
+
+
+def _tap(value: Any, name: str) -> Tap | None:
+    if is_lazy(value):
+        return ArgumentTap(value, name)
+    if is_async_iterator(value):
+        return AsyncArgumentTap(value, name)
+    if functions.is_function(value):
+        return functions.FunctionTap(value, name)
+    return None
+
+
+def tap_arguments(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any], dict[Any, Tap]]:
+    """The arguments with each iterator, async generator and Python function among them (top level only)
+    replaced by its tap's live one, and the taps by position (int, 1-based as users count) or keyword (str)."""
+    taps: dict[Any, Tap] = {}
     live_args = list(args)
     for position, value in enumerate(args):
-        if is_lazy(value):
-            taps[position] = tap = ArgumentTap(value, f"argument {position + 1}")
+        tap = _tap(value, f"argument {position + 1}")
+        if tap is not None:
+            taps[position] = tap
             live_args[position] = tap.live
     live_kwargs = dict(kwargs)
     for name, value in kwargs.items():
-        if is_lazy(value):
-            taps[name] = tap = ArgumentTap(value, f"argument {name!r}")
+        tap = _tap(value, f"argument {name!r}")
+        if tap is not None:
+            taps[name] = tap
             live_kwargs[name] = tap.live
     return tuple(live_args), live_kwargs, taps
 
@@ -321,12 +390,31 @@ def _feed_items(items: list[Any], count: list[int], raised: bytes | None) -> Any
         raise pickle.loads(raised)
 
 
-def supply(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any], dict[Any, Feed]]:
+async def _feed_items_async(items: list[Any], count: list[int], raised: bytes | None) -> Any:
+    for item in items:
+        count[0] += 1
+        yield item
+    count[1] = 1  # as _feed_items
+    if raised is not None:
+        raise pickle.loads(raised)
+
+
+def supply(
+    args: tuple, kwargs: dict[str, Any], log: bool = True
+) -> tuple[tuple, dict[str, Any], dict[Any, Feed | functions.Supplied]]:
     """The recorded arguments with every IteratorArgument replaced by a fresh iterator of its kind over the
-    same items; the feeds by position/keyword."""
-    feeds: dict[Any, Feed] = {}
+    same items, and every FunctionArgument by the function recreated (behind a log of its calls with `log`,
+    as replay wants; timing's has none); the feeds by position/keyword."""
+    feeds: dict[Any, Feed | functions.Supplied] = {}
     for key, value in [*enumerate(args), *kwargs.items()]:
-        if isinstance(value, IteratorArgument):
+        if isinstance(value, functions.FunctionArgument):
+            feeds[key] = functions.supply(value, log)
+        elif isinstance(value, IteratorArgument) and value.kind == ASYNC_GENERATOR:
+            feed = Feed(value)
+            items = [pickle.loads(blob) for blob in value.items]
+            feed.live = _feed_items_async(items, feed.count, value.raised)
+            feeds[key] = feed
+        elif isinstance(value, IteratorArgument):
             feed = Feed(value)
             items = [pickle.loads(blob) for blob in value.items]
             for kind, rebuild in _SEQUENCE_KINDS.items():
@@ -345,19 +433,25 @@ def supply(args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict[str, Any], 
 
 
 def has_iterator_arguments(args: tuple, kwargs: dict[str, Any]) -> bool:
-    return any(isinstance(v, IteratorArgument) for v in args) or any(
-        isinstance(v, IteratorArgument) for v in kwargs.values()
-    )
+    """Whether a call has arguments to supply afresh: iterators, async generators or functions."""
+    supplied = (IteratorArgument, functions.FunctionArgument)
+    return any(isinstance(v, supplied) for v in args) or any(isinstance(v, supplied) for v in kwargs.values())
 
 
-def consumption_difference(feeds: dict[Any, Feed]) -> tuple[str, str] | None:
-    """How the target's taking from its iterator arguments differs from the recording's, if it does: what the
-    original took and what this call took ("argument 1: took 2 items", "argument 1: took 3 items")."""
+def consumption_difference(feeds: dict[Any, Feed | functions.Supplied]) -> tuple[str, str] | None:
+    """How the target's taking from its iterator arguments (or calling its function arguments) differs from the
+    recording's, if it does: what the original did and what this call did ("argument 1: took 2 items",
+    "argument 1: took 3 items"; "argument 1: called 4 times", "argument 1: called 8 times")."""
     for key, feed in feeds.items():
+        name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
+        if isinstance(feed, functions.Supplied):
+            difference = functions.calls_difference(feed, name)
+            if difference is not None:
+                return difference
+            continue
         expected = (len(feed.recorded.items), feed.recorded.exhausted)
         got = feed.taken()
         if got != expected:
-            name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
             return f"{name}: {_taking(*expected)}", f"{name}: {_taking(*got)}"
     return None
 

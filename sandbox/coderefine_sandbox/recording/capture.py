@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coderefine_sandbox import keeping
-from coderefine_sandbox.behaviour import asynchronous, lazy
+from coderefine_sandbox.behaviour import asynchronous, functions, lazy
 from coderefine_sandbox.pinning import NOT_PINNED, noted_clock, observed_call, pinned_names
 from coderefine_sandbox.protocol import CALLS_PICKLE, CallsHeader, RecordingSummary, TargetLines, write_calls
 from coderefine_sandbox.recording.linecov import LineCoverage
@@ -148,7 +148,8 @@ class Recorder:
             limit = "the recording's size limit" if self.truncated else f"the limit of {self.max_calls} calls"
             self._reason(target, f"not recorded: over {limit}")
             return self.coverage.traced_call(func, args, kwargs)
-        # Iterator arguments reach the target through taps that keep what it takes (behaviour/lazy.py).
+        # Iterator and async generator arguments reach the target through taps that keep what it takes
+        # (behaviour/lazy.py), function arguments through taps that log the calls it makes (functions.py).
         live_args, live_kwargs, taps = lazy.tap_arguments(args, kwargs)
         try:
             blob = keeping.dumps(lazy.with_recorded(args, kwargs, dict.fromkeys(taps)), PROTOCOL)
@@ -334,7 +335,7 @@ class _Pending:
     blob: bytes
     args: tuple
     kwargs: dict[str, Any]
-    taps: dict[Any, lazy.ArgumentTap]
+    taps: dict[Any, lazy.Tap]
     tee: _Tee
     entropy: dict[str, Any] | None
     test: str
@@ -346,7 +347,11 @@ class _Pending:
 
 def _snapshot_after(call: _Pending) -> None:
     """The arguments of a call whose lazy result just ended: the state to compare after the call, rather than
-    whatever the test made of them by the session's end (iterator arguments stand as placeholders)."""
+    whatever the test made of them by the session's end (iterator arguments stand as placeholders). A function
+    argument's state is checked now too (behaviour/functions.py)."""
+    for tap in call.taps.values():
+        if isinstance(tap, functions.FunctionTap):
+            tap.settle()
     try:
         call.after = keeping.dumps(lazy.with_recorded(call.args, call.kwargs, dict.fromkeys(call.taps)), PROTOCOL)
     except Exception:
@@ -366,12 +371,17 @@ def unkept_argument(args: tuple, kwargs: dict[str, Any]) -> str | None:
     """Which argument cannot be pickled (kept for replay), and of what kind: "argument 1 is a socket"; None
     when each can be kept (`scan` asks this of the calls it sees, to estimate which ones optimize could use)."""
     for key, value in [*enumerate(args), *kwargs.items()]:
-        if lazy.is_lazy(value):
-            continue  # taken through a tap, not pickled
+        name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
+        if functions.is_function(value):
+            unkept = functions.unkept_function(value, name)  # kept by its code (behaviour/functions.py), if it can be
+            if unkept is not None:
+                return unkept
+            continue
+        if lazy.tapped(value):
+            continue  # an iterator or async generator: taken through a tap, not pickled (behaviour/lazy.py)
         try:
             keeping.dumps(value, PROTOCOL)
         except Exception:
-            name = f"argument {key + 1}" if isinstance(key, int) else f"argument {key!r}"
             return f"{name} is a {describe_kind(value)} (cannot be kept)"
     return None
 

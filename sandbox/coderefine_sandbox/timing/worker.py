@@ -312,7 +312,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                 lazy = None
                 if shape is not None:
                     if shape[0]:  # fresh iterator arguments, made outside the timed region
-                        args, kwargs, _ = supply(args, kwargs)
+                        args, kwargs, _ = supply(args, kwargs, log=False)
                     lazy = shape[1]
                 form = _form(args, kwargs, lazy)
                 reset(entropy)
