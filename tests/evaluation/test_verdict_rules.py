@@ -56,6 +56,14 @@ def test_the_first_pass_rule_does_not_touch_a_speedup_that_holds_from_the_first_
     assert not verdicts.flattered_by_repetition(steady_basis)
 
 
+def test_a_first_pass_speedup_the_second_series_did_not_confirm_is_not_called_a_cache():
+    # The first pass cleared the floor over both series; the second series alone did not.
+    unconfirmed = replace(CACHED, speedup=2.27, ci_low=1.47, ci_high=3.5, confirmation=(1.3, 0.9, 1.9))
+    assert not verdicts.flattered_by_repetition(unconfirmed)
+    verdict = verdicts.speed_verdict(evaluation(timing=unconfirmed), baseline())
+    assert not verdict.accepted and verdict.reason.startswith("not faster: not confirmed"), verdict.reason
+
+
 @pytest.mark.parametrize(
     ("calls", "untimed", "reason"),
     [
