@@ -35,6 +35,7 @@ from coderefine.evaluation.protocol import (
     BaselineReport,
     CandidateReport,
     ProtocolError,
+    RecordedTests,
     RunnerRequest,
     from_json,
     to_json,
@@ -271,9 +272,26 @@ class SandboxEvaluator:
         copy_project(self.project.root, self.original_ws)
         self.io_dir.mkdir()
         before = snapshot(self.original_ws)
-        report = self._run(self.requests.baseline(timeout), self.io_dir, ())
+        request = self.requests.baseline(timeout)
+        if self.selection.recorded is not None and self.selection.request is not None:
+            request = replace(request, recorded=self._recorded_in(self.io_dir, self.selection.recorded))
+        report = self._run(request, self.io_dir, ())
         assert isinstance(report, BaselineReport)
         return report, tree_writes(before, snapshot(self.original_ws))
+
+    @staticmethod
+    def _recorded_in(io_dir: Path, recorded: RecordedTests) -> RecordedTests:
+        """A first run's recorded trace, its files copied where the baseline's sandbox reads them."""
+        shares = []
+        for number, share in enumerate(recorded.shares):
+            folder = io_dir / f"recorded-{number}"
+            folder.mkdir()
+            calls, results = folder / "calls.pkl", folder / "pytest-results.json"
+            for source, target in ((share.calls_path, calls), (share.results_path, results)):
+                if Path(source).exists():
+                    shutil.copyfile(source, target)
+            shares.append(replace(share, calls_path=str(calls), results_path=str(results)))
+        return replace(recorded, shares=tuple(shares))
 
     def _collected_nothing(self, report: BaselineReport) -> bool:
         """The first, traced selection kept no test at all (no test file names the code): widened, not refused."""
