@@ -273,11 +273,13 @@ class SandboxEvaluator:
         self.io_dir.mkdir()
         before = snapshot(self.original_ws)
         request = self.requests.baseline(timeout)
+        written: set[str] = set()
         if self.selection.recorded is not None and self.selection.request is not None:
             request = replace(request, recorded=self._recorded_in(self.io_dir, self.selection.recorded))
+            written = {name for share in self.selection.recorded.shares for name in share.tree_writes}
         report = self._run(request, self.io_dir, ())
         assert isinstance(report, BaselineReport)
-        return report, tree_writes(before, snapshot(self.original_ws))
+        return report, tuple(sorted(written.union(tree_writes(before, snapshot(self.original_ws)))))
 
     @staticmethod
     def _recorded_in(io_dir: Path, recorded: RecordedTests) -> RecordedTests:

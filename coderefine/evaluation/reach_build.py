@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from coderefine.evaluation.layered import Snapshot, snapshot, tree_writes
 from coderefine.evaluation.project_run import run_on_copy
 from coderefine.evaluation.protocol import (
     CaptureSpec,
@@ -268,7 +269,11 @@ def run_share(
     nodes: tuple[str, ...],
     others: bool,
 ) -> tuple[ReachTable | None, str | None]:
+    before: list[Snapshot] = []
+
     def request(workspace: Path, io_dir: Path) -> ReachRequest:
+        if options.record is not None:  # what the tests write into the tree decides how candidates get copies
+            before.append(snapshot(workspace))
         return ReachRequest(
             mode="reach",
             workspace=str(workspace),
@@ -296,6 +301,8 @@ def run_share(
             if (io_dir / name).exists():
                 shutil.copyfile(io_dir / name, folder / name)
         (folder / "workspace").write_text(str(workspace), encoding="utf-8")
+        written = tree_writes(before[0], snapshot(workspace)) if before else ()
+        (folder / "writes.json").write_text(json.dumps(written), encoding="utf-8")
         kept.append(folder)
 
     limit = options.timeout + 60  # the runner's own start and end around the pytest run
@@ -313,7 +320,9 @@ def run_share(
     if kept and table is not None:  # only a worker whose table the map takes gives the baseline its calls
         seconds = table_seconds(outcome.stdout)
         workspace = (kept[0] / "workspace").read_text(encoding="utf-8")
-        share = RecordedShare(workspace, str(kept[0] / "calls.pkl"), str(kept[0] / "pytest-results.json"), seconds)
+        written = tuple(json.loads((kept[0] / "writes.json").read_text(encoding="utf-8")))
+        calls, results = str(kept[0] / "calls.pkl"), str(kept[0] / "pytest-results.json")
+        share = RecordedShare(workspace, calls, results, seconds, written)
         (kept[0] / "share.json").write_text(to_json(share), encoding="utf-8")
     return table, why
 

@@ -82,6 +82,9 @@ class RecordedShare:
     calls_path: str  # its calls file (recording/capture.py)
     results_path: str  # its tests' outcomes (a PytestResults)
     seconds: float  # its pytest run's wall time
+    # files its tests added, changed or removed in its copy of the project (the host then gives candidates full
+    # copies, as when the baseline's own run writes into the tree)
+    tree_writes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
