@@ -39,11 +39,14 @@ from coderefine_sandbox.timing.steps import calibrate, measure
 def baseline(request: RunnerRequest) -> BaselineReport:
     workspace = request.workspace
     hook = program_steps.record_env(request, workspace) if request.program is not None else None
-    if request.recorded is not None and hook is None:
+    traced = merged_run(request.recorded, workspace) if request.recorded is not None and hook is None else None
+    if traced is not None and traced.passed and not traced.failed:
         # A first run's trace ran and recorded the tests already: their outcomes and calls, not a second run.
-        report = BaselineReport(tests=merged_run(request.recorded, workspace))
+        report = BaselineReport(tests=traced)
         merge_calls(request.recorded, request.calls_path, workspace, request.capture)
     else:
+        # A reaching test that failed in the trace may fail only there (its order, another test's state): the
+        # reaching tests run again on their own, as without a trace, and decide.
         report = BaselineReport(tests=run_tests(request, workspace, capture=True, extra_env=hook))
     if report.tests is None or report.tests.stops_the_run:
         return report

@@ -72,6 +72,9 @@ class RunnerRequest:
     # Baseline: the tests already ran, traced and recorded, in a first run's trace (recording/merged.py); None:
     # the baseline runs them itself
     recorded: RecordedTests | None = None
+    # Candidate: pytest processes its selected tests are split across, by test file, side by side (1: one run;
+    # recording/split.py). The host asks for more only where the tests write nothing into the project tree.
+    test_workers: int = 1
 
 
 @dataclass
