@@ -2,7 +2,7 @@
 
     python benchmarks/real_projects.py [--cache DIR] [--only NAME,...] [--install] [--whole-suite]
                                        [--whole-file] [--sandbox process] [--json out.json]
-                                       [--overhead RUNS] [--wrong-candidates]
+                                       [--overhead RUNS] [--wrong-candidates] [--reach]
 
 For each library below it downloads the pinned sdist with pip (`pip download --no-binary :all: --no-deps
 NAME==VERSION`, into DIR/sdists, default ~/.cache/coderefine-bench/real-projects: never into this
@@ -27,6 +27,14 @@ importable by this interpreter (`--install` pip-installs them, and installs a li
 metadata with `pip install --no-deps -e`). `--wrong-candidates` runs wrong_candidates.py instead (its own
 libraries: sqlparse, more-itertools, inflection, tabulate): wrong candidates refused, correct ones accepted,
 false accepts, and the seconds per library and function.
+
+`--reach` measures instead the first run on large libraries (networkx, docutils: thousands of tests) and
+their reach map, each step in a fresh cache folder on a copy of the unpacked sdist, beside the load average:
+the first `optimize FILE --function F` with three scripted candidates (a wrong one, a faster one, a null
+edit), the first whole-file run with the offline provider, the full map built serially and with `--jobs 2`,
+the `--function` run from that full map, the map's update after the target's body changed, and the tests the
+map shows reaching F against those the name filter selected before (tests of files naming F, its module or
+its callers).
 
 Why these libraries: humanize (a src layout whose package reads its installed metadata: the case that
 was misdiagnosed), toolz (a flat layout with tests inside the package), and Pygments, the one of real
@@ -149,6 +157,66 @@ def get_bool_opt(options, optname, default=None):
 '''
 
 
+PAIRWISE_WRONG = """
+def pairwise(iterable, cyclic=False):
+    "s -> (s0, s1), (s1, s2), (s2, s3), ..."
+    a, b = tee(iterable)
+    next(b, None)
+    return zip(a, b)
+"""
+PAIRWISE_FASTER = """
+def pairwise(iterable, cyclic=False):
+    "s -> (s0, s1), (s1, s2), (s2, s3), ..."
+    a, b = tee(iterable)
+    first = next(b, None)
+    if cyclic is not True:
+        return zip(a, b)
+    return zip(a, chain(b, (first,)))
+"""
+PAIRWISE_NULL = """
+def pairwise(iterable, cyclic=False):
+    "s -> (s0, s1), (s1, s2), (s2, s3), ..."
+    left, right = tee(iterable)
+    first = next(right, None)
+    if cyclic is True:
+        return zip(left, chain(right, (first,)))
+    return zip(left, right)
+"""
+ESCAPE2NULL_WRONG = '''
+def escape2null(text: str) -> str:
+    """Return a string with escape-backslashes converted to nulls."""
+    return text.replace("\\\\", "\\x00")
+'''
+ESCAPE2NULL_FASTER = '''
+def escape2null(text: str) -> str:
+    """Return a string with escape-backslashes converted to nulls."""
+    if "\\\\" not in text:
+        return text
+    parts = []
+    start = 0
+    while True:
+        bs_index = text.find("\\\\", start)
+        if bs_index == -1:
+            parts.append(text[start:])
+            return "".join(parts)
+        parts.extend((text[start:bs_index], "\\x00" + text[bs_index + 1 : bs_index + 2]))
+        start = bs_index + 2
+'''
+ESCAPE2NULL_NULL = '''
+def escape2null(text: str) -> str:
+    """Return a string with escape-backslashes converted to nulls."""
+    pieces = []
+    begin = 0
+    while True:
+        found = text.find("\\\\", begin)
+        if found == -1:
+            pieces.append(text[begin:])
+            return "".join(pieces)
+        pieces.extend((text[begin:found], "\\x00" + text[found + 1 : found + 2]))
+        begin = found + 2
+'''
+
+
 @dataclass(frozen=True)
 class Target:
     file: str  # relative to the unpacked sdist
@@ -218,6 +286,28 @@ LIBRARIES = (
         test_deps=("wcag-contrast-ratio",),
         modules=("wcag_contrast_ratio",),
         overhead=Overhead("tests/test_basic_api.py", "pygments.util", "pygments/util.py"),
+    ),
+)
+
+
+# Large libraries for --reach: pure Python, thousands of tests, the target reached from all over the suite.
+# docutils 0.22.4 rather than 0.21.2: two of 0.21.2's code-directive tests fail with today's Pygments.
+REACH_LIBRARIES = (
+    Library(
+        "networkx",
+        "3.4.2",
+        (Target("networkx/utils/misc.py", "pairwise", (PAIRWISE_WRONG, PAIRWISE_FASTER, PAIRWISE_NULL)),),
+    ),
+    Library(
+        "docutils",
+        "0.22.4",
+        (
+            Target(
+                "docutils/utils/__init__.py",
+                "escape2null",
+                (ESCAPE2NULL_WRONG, ESCAPE2NULL_FASTER, ESCAPE2NULL_NULL),
+            ),
+        ),
     ),
 )
 
@@ -334,6 +424,118 @@ def bench_target(library: Library, tree: Path, target: Target, args: argparse.Na
     return result
 
 
+def load() -> float:
+    return round(os.getloadavg()[0], 1)
+
+
+def timed_step(rows: list[dict], library: str, what: str, tree: Path, env: dict[str, str], *args: str) -> dict:
+    """One command on `tree`, its wall time and the load around it, appended to `rows` and printed."""
+    before = load()
+    if args[0] == "reach":
+        started = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "coderefine", *args], cwd=tree, env=env, capture_output=True, text=True
+        )
+        wall, code = time.perf_counter() - started, proc.returncode
+        try:
+            data = json.loads(proc.stdout)
+        except ValueError:
+            data = {"error": {"message": proc.stderr.strip()[-300:]}}
+    else:
+        data, wall, code = coderefine(tree, env, *args)
+    row = {"library": library, "what": what, "seconds": round(wall, 1), "exit_code": code, "load": [before, load()]}
+    if args[0] == "reach":
+        row["detail"] = {
+            key: data.get(key) for key in ("tests", "test_files", "functions", "retraced_tests", "workers")
+        }
+    else:
+        row["detail"] = summary(data, wall, code)
+        row["detail"]["reason"] = ((data.get("baseline") or {}).get("selection") or {}).get("reason")
+    if (data.get("error") or {}).get("message"):
+        row["error"] = data["error"]["message"]
+    rows.append(row)
+    print(f"  {what:44} {row['seconds']:7.1f} s  exit {code:>2}  load {before} -> {row['load'][1]}", flush=True)
+    return row
+
+
+def reach_figures(library: Library, tree: Path, cache: Path, sandbox: str) -> list[dict]:
+    """The first runs and the reach map of one large library (see the module's docstring), on a fresh copy."""
+    target = library.targets[0]
+    name = f"{library.name}=={library.version}"
+    work = cache / "reach-work" / f"{library.name}-{library.version}"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(tree, work, symlinks=True)
+    base = {**os.environ, "NO_COLOR": "1"}
+    for variable in ("OPENAI_API_KEY", "CODEREFINE_PROVIDER", "CODEREFINE_BASE_URL", "OPENAI_BASE_URL"):
+        base.pop(variable, None)
+
+    def fresh(label: str) -> dict[str, str]:
+        folder = cache / "reach-xdg" / f"{library.name}-{label}"
+        shutil.rmtree(folder, ignore_errors=True)
+        return {**base, "XDG_CACHE_HOME": str(folder)}
+
+    script = write_script(cache / f"{library.name}-{target.function}.json", target.candidates)
+    scripted = ("--script", str(script), "--max-iterations", "3", "--patience", "3", "--sandbox", sandbox)
+    one = ("optimize", target.file, "--function", target.function, *scripted)
+    rows: list[dict] = []
+    print(f"\n{name} ({target.file}::{target.function}), uptime: {os.popen('uptime').read().strip()}")
+    timed_step(rows, name, "first --function run, 3 candidates", work, fresh("first"), *one)
+    whole = ("optimize", target.file, "--provider", "offline", "--sandbox", sandbox)
+    timed_step(rows, name, "first whole-file run, offline", work, fresh("whole"), *whole)
+    full = ("reach", ".", "--full", "--json", "--sandbox", sandbox)
+    timed_step(rows, name, "full reach map, serial", work, fresh("serial"), *full, "--jobs", "1")
+    mapped = fresh("jobs2")
+    built = timed_step(rows, name, "full reach map, --jobs 2", work, mapped, *full, "--jobs", "2")
+    timed_step(rows, name, "--function run from the full map", work, mapped, *one)
+    source = (work / target.file).read_text(encoding="utf-8")
+    reaching, before = reach_counts(work, mapped, target)
+    built["detail"] |= {"tests_reaching": reaching, "tests_selected_before": before}
+    print(f"  tests reaching {target.function}: {reaching}; selected before by the name filter: {before}")
+    marker = f"def {target.function}("
+    head, _, tail = source.partition(marker)
+    signature, newline, body = tail.partition("\n")
+    # the target's body changed (one statement more, same behaviour): its tests are traced again
+    (work / target.file).write_text(f"{head}{marker}{signature}{newline}    _unused = None\n{body}", encoding="utf-8")
+    timed_step(rows, name, "incremental map, target's body edited", work, mapped, "reach", ".", "--json",
+               "--sandbox", sandbox)  # fmt: skip
+    (work / target.file).write_text(source, encoding="utf-8")
+    return rows
+
+
+def reach_counts(work: Path, env: dict[str, str], target: Target) -> tuple[int, int]:
+    """Tests the full map shows reaching the target, and tests of the test files the name filter kept."""
+    import re
+
+    from coderefine.evaluation.reach_build import cached_map
+    from coderefine.evaluation.reach_map import default_reach_cache
+    from coderefine.evaluation.selection import selection_names
+
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
+    try:
+        reach = cached_map(work, default_reach_cache())
+    finally:
+        if saved is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = saved
+    if reach is None:
+        return 0, 0
+    module = target.file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    names = selection_names(module, (target.function,), (work / target.file).read_text(encoding="utf-8"))
+    words = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")\b")
+    files = {test.split("::")[0] for test in reach.tests}
+    naming = {name for name in files if words.search((work / name).read_text(encoding="utf-8", errors="replace"))}
+    before = sum(1 for test in reach.tests if test.split("::")[0] in naming)
+    return len(reach.reaching(target.file, (target.function,))), before
+
+
+def print_reach_table(rows: list[dict]) -> None:
+    print("\n| library | what | seconds | load (1 min, before -> after) |\n| --- | --- | --- | --- |")
+    for row in rows:
+        print(f"| {row['library']} | {row['what']} | {row['seconds']} | {row['load'][0]} -> {row['load'][1]} |")
+
+
 def recording_overhead(tree: Path, overhead: Overhead, runs: int) -> dict:
     """Plain pytest against pytest with the recording plugin on the same test file, interleaved."""
     import ast
@@ -417,6 +619,7 @@ def main() -> None:
     parser.add_argument(
         "--wrong-candidates", action="store_true", help="run the wrong-candidate set (wrong_candidates.py) instead"
     )
+    parser.add_argument("--reach", action="store_true", help="the first runs and reach maps of large libraries")
     args = parser.parse_args()
     cache = args.cache.expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
@@ -426,6 +629,15 @@ def main() -> None:
         import wrong_candidates
 
         rows = wrong_candidates.run_all(cache, chosen, args.sandbox)
+        if args.json is not None:
+            args.json.write_text(json.dumps(rows, indent=1))
+        return
+    if args.reach:
+        rows = []
+        for library in REACH_LIBRARIES:
+            if not chosen or library.name in chosen:
+                rows += reach_figures(library, unpacked(library, cache), cache, args.sandbox)
+        print_reach_table(rows)
         if args.json is not None:
             args.json.write_text(json.dumps(rows, indent=1))
         return

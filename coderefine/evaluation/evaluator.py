@@ -35,6 +35,7 @@ from coderefine.evaluation.protocol import (
     BaselineReport,
     CandidateReport,
     ProtocolError,
+    RecordedTests,
     RunnerRequest,
     from_json,
     to_json,
@@ -53,7 +54,7 @@ from coderefine.evaluation.test_order import FailureHistory, fail_fast_order
 from coderefine.evaluation.timing_lock import exclusive_lock
 from coderefine.evaluation.verdicts import judge_sufficiency, too_fast
 from coderefine.evaluation.workspace import copy_project, write_module
-from coderefine.pool import run_in_workers
+from coderefine.pool import available_cpus, run_in_workers
 from coderefine.quality.metrics import code_metrics
 from coderefine.quality.readability import readability_score
 from coderefine.records import BaselineFacts, BehaviorReport, Candidate, Evaluation, TestReport
@@ -83,6 +84,20 @@ def _wide_run_problem(report: BaselineReport) -> str | None:
     if report.capture is None or not report.capture.reached:
         return "no test of the whole suite called them either"
     return None
+
+
+# A baseline's tests taking at least this long are split across the cores for each candidate: below it, a second
+# pytest start-up (and import of the project) costs about what the split saves.
+SPLIT_TESTS_SECONDS = 10.0
+
+
+def split_test_workers(test_seconds: float, written: tuple[str, ...], draft_workers: int) -> int:
+    """Pytest processes a candidate's tests run in, side by side: one per core when the baseline's tests took
+    long, wrote nothing into the project tree (processes sharing a workspace must not race on its files) and
+    drafts are not verified in parallel already (they use the cores)."""
+    if test_seconds < SPLIT_TESTS_SECONDS or written or draft_workers > 1:
+        return 1
+    return available_cpus()
 
 
 class SandboxEvaluator:
@@ -119,6 +134,7 @@ class SandboxEvaluator:
         self.calls_per_test: dict[str, int] = {}
         self.failures = FailureHistory()
         self.candidate_timeout = settings.test_timeout
+        self.test_workers = 1  # pytest processes a candidate's tests are split across (set by the baseline)
         self.counter = 0
         # Candidates' workspaces are links into the original's copy until something shows that unsound
         # (see layered.py); then full copies, with the reason kept for the report.
@@ -193,6 +209,7 @@ class SandboxEvaluator:
         tests = checked if checked is not None else self._check_baseline(report)  # none collected: says so
         if written:
             self._use_copies(f"the tests write into the project tree (e.g. {written[0]})")
+        self.test_workers = split_test_workers(tests.duration, written, self.settings.draft_workers)
         capture = report.capture
         self_check = report.self_check
         if self_check is not None and self_check.problem is not None:
@@ -271,9 +288,28 @@ class SandboxEvaluator:
         copy_project(self.project.root, self.original_ws)
         self.io_dir.mkdir()
         before = snapshot(self.original_ws)
-        report = self._run(self.requests.baseline(timeout), self.io_dir, ())
+        request = self.requests.baseline(timeout)
+        written: set[str] = set()
+        if self.selection.recorded is not None and self.selection.request is not None:
+            request = replace(request, recorded=self._recorded_in(self.io_dir, self.selection.recorded))
+            written = {name for share in self.selection.recorded.shares for name in share.tree_writes}
+        report = self._run(request, self.io_dir, ())
         assert isinstance(report, BaselineReport)
-        return report, tree_writes(before, snapshot(self.original_ws))
+        return report, tuple(sorted(written.union(tree_writes(before, snapshot(self.original_ws)))))
+
+    @staticmethod
+    def _recorded_in(io_dir: Path, recorded: RecordedTests) -> RecordedTests:
+        """A first run's recorded trace, its files copied where the baseline's sandbox reads them."""
+        shares = []
+        for number, share in enumerate(recorded.shares):
+            folder = io_dir / f"recorded-{number}"
+            folder.mkdir()
+            calls, results = folder / "calls.pkl", folder / "pytest-results.json"
+            for source, target in ((share.calls_path, calls), (share.results_path, results)):
+                if Path(source).exists():
+                    shutil.copyfile(source, target)
+            shares.append(replace(share, calls_path=str(calls), results_path=str(results)))
+        return replace(recorded, shares=tuple(shares))
 
     def _collected_nothing(self, report: BaselineReport) -> bool:
         """The first, traced selection kept no test at all (no test file names the code): widened, not refused."""
@@ -411,7 +447,9 @@ class SandboxEvaluator:
             setup = time.perf_counter() - began
             io_dir.mkdir()
             order = fail_fast_order(self.project.module_name, self.calls_per_test, self.failures)
-            request = self.requests.candidate(workspace, io_dir, self.candidate_timeout, self.learned, order)
+            request = self.requests.candidate(
+                workspace, io_dir, self.candidate_timeout, self.learned, order, self.test_workers
+            )
             report = self._run(request, io_dir, (self.original_ws, self.io_dir))
         finally:
             if not self.settings.keep_workspaces:

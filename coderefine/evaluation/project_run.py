@@ -25,9 +25,11 @@ def run_on_copy(
     timeout: float,
     memory_mb: int,
     pass_env: tuple[str, ...],
+    keep: Callable[[Path, Path, SandboxOutcome], None] | None = None,
 ) -> SandboxOutcome:
     """Copy the project at `root`, write `make_request(workspace, io_dir)` beside it, run the runner on it in
-    `sandbox` within `timeout`, and remove the copy whatever happens."""
+    `sandbox` within `timeout`, and remove the copy whatever happens; `keep(workspace, io_dir, outcome)` may
+    take what it needs of the io folder first."""
     run_dir = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         workspace, io_dir = run_dir / "project", run_dir / "io"
@@ -47,6 +49,9 @@ def run_on_copy(
             memory_mb=memory_mb,
             scratch=run_dir,
         )
-        return sandbox.run(job)
+        outcome = sandbox.run(job)
+        if keep is not None:
+            keep(workspace, io_dir, outcome)
+        return outcome
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)

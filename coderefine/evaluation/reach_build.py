@@ -5,6 +5,8 @@ map (reach_map.py), which is cached outside the user's tree."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -12,8 +14,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from coderefine.evaluation.layered import Snapshot, snapshot, tree_writes
 from coderefine.evaluation.project_run import run_on_copy
-from coderefine.evaluation.protocol import ProtocolError, ReachReport, ReachRequest, ReachTable, from_json
+from coderefine.evaluation.protocol import (
+    CaptureSpec,
+    ProtocolError,
+    ReachReport,
+    ReachRequest,
+    ReachTable,
+    RecordedShare,
+    from_json,
+    to_json,
+)
 from coderefine.evaluation.reach_map import (
     RANKS,
     ReachMap,
@@ -35,7 +47,7 @@ from coderefine.evaluation.reach_map import (
 )
 from coderefine.evaluation.requests import HASH_SEED
 from coderefine.pool import available_cpus
-from coderefine.sandboxes.base import Sandbox
+from coderefine.sandboxes.base import Sandbox, SandboxOutcome
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,10 @@ class BuildOptions:
     pass_env: tuple[str, ...] = ()
     full: bool = False  # ignore the cached map: trace every test
     deadline: float = 0.0  # seconds after which each worker stops collecting and running (0: none)
+    # A first run's trace: each worker also records the target's calls, kept under `keep` (a folder per worker
+    # with its calls, its tests' outcomes and a RecordedShare in share.json) for the baseline to take
+    record: CaptureSpec | None = None
+    keep: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -253,7 +269,11 @@ def run_share(
     nodes: tuple[str, ...],
     others: bool,
 ) -> tuple[ReachTable | None, str | None]:
+    before: list[Snapshot] = []
+
     def request(workspace: Path, io_dir: Path) -> ReachRequest:
+        if options.record is not None:  # what the tests write into the tree decides how candidates get copies
+            before.append(snapshot(workspace))
         return ReachRequest(
             mode="reach",
             workspace=str(workspace),
@@ -267,7 +287,23 @@ def run_share(
             deadline=options.deadline,
             timeout=options.timeout,
             hash_seed=HASH_SEED,
+            record=options.record,
         )
+
+    kept: list[Path] = []
+
+    def keep(workspace: Path, io_dir: Path, outcome: object) -> None:
+        """A recording worker's calls and outcomes, out of its copy before the copy goes."""
+        if options.record is None or options.keep is None:
+            return
+        folder = Path(tempfile.mkdtemp(prefix="share-", dir=options.keep))
+        for name in ("calls.pkl", "pytest-results.json"):
+            if (io_dir / name).exists():
+                shutil.copyfile(io_dir / name, folder / name)
+        (folder / "workspace").write_text(str(workspace), encoding="utf-8")
+        written = tree_writes(before[0], snapshot(workspace)) if before else ()
+        (folder / "writes.json").write_text(json.dumps(written), encoding="utf-8")
+        kept.append(folder)
 
     limit = options.timeout + 60  # the runner's own start and end around the pytest run
     outcome = run_on_copy(
@@ -278,7 +314,27 @@ def run_share(
         timeout=limit,
         memory_mb=options.memory_mb,
         pass_env=options.pass_env,
+        keep=keep,
     )
+    table, why = _share_outcome(outcome, limit)
+    if kept and table is not None:  # only a worker whose table the map takes gives the baseline its calls
+        seconds = table_seconds(outcome.stdout)
+        workspace = (kept[0] / "workspace").read_text(encoding="utf-8")
+        written = tuple(json.loads((kept[0] / "writes.json").read_text(encoding="utf-8")))
+        calls, results = str(kept[0] / "calls.pkl"), str(kept[0] / "pytest-results.json")
+        share = RecordedShare(workspace, calls, results, seconds, written)
+        (kept[0] / "share.json").write_text(to_json(share), encoding="utf-8")
+    return table, why
+
+
+def table_seconds(stdout: str) -> float:
+    """The wall time of a reach report's pytest run."""
+    report = from_json(ReachReport, stdout)
+    return report.tests.duration if report.tests is not None else 0.0
+
+
+def _share_outcome(outcome: SandboxOutcome, limit: float) -> tuple[ReachTable | None, str | None]:
+    """A worker's table from its run's outcome, or why there is none."""
     if outcome.timed_out:
         return None, f"exceeded its limit of {limit:g}s"
     try:
@@ -303,6 +359,9 @@ class MapForRun:
 
     reach: ReachMap | None  # None: not usable
     note: str
+    # A first run's trace that recorded the target's calls too: its workers' calls and outcomes (the baseline
+    # takes them instead of running the reaching tests again)
+    recorded: tuple[RecordedShare, ...] = ()
 
 
 def map_for_run(
@@ -359,9 +418,14 @@ def bounded_first_map(
     budget: float,
     memory_mb: int,
     pass_env: tuple[str, ...] = (),
+    record: CaptureSpec | None = None,
+    keep: Path | None = None,
 ) -> MapForRun | None:
     """No map yet and a large suite: a first map traced nearest first within `budget`, in a worker per core,
-    saved for later runs (`coderefine reach` completes it). None on a small suite."""
+    saved for later runs (`coderefine reach` completes it). None on a small suite.
+
+    With `record` (and `keep`, a folder that outlives this call), the same pytest runs record the target's
+    calls: the baseline then takes them and the reaching tests' outcomes, and does not run those tests again."""
     root = root.resolve()
     test_files = list_test_files(project_files(root), python_files(root))
     if len(test_files) <= LARGE_SUITE:
@@ -369,7 +433,9 @@ def bounded_first_map(
     texts = {name: _text(root / name) for name in test_files}
     package = module_name.partition(".")[0]
     ranked = nearest_first(texts, module_name, names, package)
-    options = BuildOptions(root, cache_dir, available_cpus(), budget + 60, memory_mb, pass_env, deadline=budget)
+    options = BuildOptions(
+        root, cache_dir, available_cpus(), budget + 60, memory_mb, pass_env, deadline=budget, record=record, keep=keep
+    )
     result = first_trace(root, ranked, options, sandbox)
     if not result.reach.tests:
         why = result.failures[0] if result.failures else "no test was traced"
@@ -385,11 +451,20 @@ def bounded_first_map(
         for i, label in enumerate(RANKS)
         if total[i]
     )
+    recorded = _recorded_shares(keep) if record is not None and keep is not None else ()
     note = (
         f"no map yet: traced {sum(done)} of {counted(len(ranked), 'test file')} nearest first ({ranks}) with "
-        f"{counted(result.workers, 'worker')} in {result.seconds:.1f}s, saved as the project's reach map"
+        f"{counted(result.workers, 'worker')} in {result.seconds:.1f}s"
+        f"{', recording the calls in the same run' if recorded else ''}, saved as the project's reach map"
     )
-    return MapForRun(result.reach, note + untraced_text(result, budget))
+    return MapForRun(result.reach, note + untraced_text(result, budget), recorded)
+
+
+def _recorded_shares(keep: Path) -> tuple[RecordedShare, ...]:
+    """The recording workers whose tables the map took (run_share wrote their share.json)."""
+    return tuple(
+        from_json(RecordedShare, path.read_text(encoding="utf-8")) for path in sorted(keep.glob("share-*/share.json"))
+    )
 
 
 def _text(path: Path) -> str:

@@ -66,10 +66,16 @@ class Requests:
         return self._request("baseline", self.original_workspace, self.baseline_io, test_timeout, Learned(), generate)
 
     def candidate(
-        self, workspace: Path, io_dir: Path, test_timeout: float, learned: Learned, fail_fast: FailFast | None = None
+        self,
+        workspace: Path,
+        io_dir: Path,
+        test_timeout: float,
+        learned: Learned,
+        fail_fast: FailFast | None = None,
+        test_workers: int = 1,
     ) -> RunnerRequest:
         request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
-        return replace(request, fail_fast=fail_fast)
+        return replace(request, fail_fast=fail_fast, test_workers=test_workers)
 
     def _request(
         self,

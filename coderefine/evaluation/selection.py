@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from coderefine.evaluation.project import Project
-from coderefine.evaluation.protocol import SelectionCounts, TestSelection
+from coderefine.evaluation.protocol import RecordedTests, SelectionCounts, TestSelection
 from coderefine.evaluation.reach_build import MapForRun
 from coderefine.evaluation.reach_map import counted
 from coderefine.records import TestsSelected
@@ -50,6 +50,8 @@ class Selection:
     widened_from: str | None = None  # the first selection's reason, when no test in it called a target
     not_widened: str | None = None  # why the whole suite could not replace a first selection reaching nothing
     map_note: str | None = None  # mapped: the map's state; traced or cached: why a reach map was not used
+    # mapped, from a first run's trace that recorded the calls too: the baseline takes that run, not a second one
+    recorded: RecordedTests | None = None
 
 
 def default_selection_cache() -> Path:
@@ -106,7 +108,8 @@ def from_map(project: Project, targets: tuple[str, ...], reach: MapForRun) -> Se
         return Selection("traced", (), None, "", map_note=f"no test in the reach map reaches {names} ({reach.note})")
     reason = f"{counted(len(reaching), 'test')} from the reach map reach{'es' if len(reaching) == 1 else ''} {names}; "
     reason += reach.note
-    return Selection("mapped", (), _by_node_ids(reaching), reason, map_note=reach.note)
+    recorded = RecordedTests(reach.recorded, reaching) if reach.recorded else None
+    return Selection("mapped", (), _by_node_ids(reaching), reason, map_note=reach.note, recorded=recorded)
 
 
 def _first_run(

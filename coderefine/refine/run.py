@@ -8,15 +8,24 @@ prepare the provider, build the evaluation settings and the loop, run it, write 
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 from coderefine.errors import CoderefineError, ExitCode, UsageError, error_record
 from coderefine.evaluation.evaluator import SandboxEvaluator
 from coderefine.evaluation.programs import resolve_timing_inputs
 from coderefine.evaluation.project import Project, resolve_project
+from coderefine.evaluation.protocol import CaptureSpec
 from coderefine.evaluation.reach_build import bounded_first_map, map_for_run
 from coderefine.evaluation.reach_map import default_reach_cache
-from coderefine.evaluation.selection import default_selection_cache, plan_selection, selection_names, tracing_budget
+from coderefine.evaluation.selection import (
+    Selection,
+    default_selection_cache,
+    plan_selection,
+    selection_names,
+    tracing_budget,
+)
 from coderefine.evaluation.settings import EvaluationSettings
 from coderefine.evaluation.workload import UserBenchmark, parse_bench
 from coderefine.pool import available_cpus
@@ -141,22 +150,55 @@ class _Run:
                 options.pass_env,
             )
         selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget, reach)
-        if selection.mode == "traced" and reach is None and settings.cache:
-            # No map and no earlier selection: on a large suite, a bounded first map rather than every test
-            # file naming the target in full (which may not end within --timeout).
-            names = selection_names(project.module_name, targets, source.text)
-            reach = bounded_first_map(
-                project.root,
-                project.module_name,
-                names,
-                default_reach_cache(),
-                sandbox,
-                budget,
-                settings.memory_mb,
-                options.pass_env,
-            )
-            if reach is not None:
-                selection = plan_selection(project, targets, source.text, settings.test_selection, cache, budget, reach)
+        recorded = Path(tempfile.mkdtemp(prefix="coderefine-first-trace-"))  # the first trace's recorded calls
+        try:
+            if selection.mode == "traced" and reach is None and settings.cache:
+                # No map and no earlier selection: on a large suite, a bounded first map rather than every test
+                # file naming the target in full (which may not end within --timeout). Its pytest runs record
+                # the targets' calls too, so the baseline does not run the reaching tests a second time.
+                names = selection_names(project.module_name, targets, source.text)
+                record = CaptureSpec(
+                    project.module_name,
+                    targets,
+                    evaluation_settings.max_calls_per_target,
+                    evaluation_settings.max_capture_bytes,
+                )
+                reach = bounded_first_map(
+                    project.root,
+                    project.module_name,
+                    names,
+                    default_reach_cache(),
+                    sandbox,
+                    budget,
+                    settings.memory_mb,
+                    options.pass_env,
+                    record,
+                    recorded,
+                )
+                if reach is not None:
+                    selection = plan_selection(
+                        project, targets, source.text, settings.test_selection, cache, budget, reach
+                    )
+            self._evaluate(task, source, targets, provider, model_provider, project, sandbox, evaluation_settings,
+                           selection, observer)  # fmt: skip
+        finally:
+            shutil.rmtree(recorded, ignore_errors=True)
+        self._write_best(source)
+
+    def _evaluate(
+        self,
+        task: TaskSpec,
+        source: SourceFile,
+        targets: tuple[str, ...],
+        provider: Provider,
+        model_provider: Provider,
+        project: Project,
+        sandbox: Sandbox,
+        evaluation_settings: EvaluationSettings,
+        selection: Selection,
+        observer: LoopObserver | None,
+    ) -> None:
+        """The baseline and the refinement loop, in an evaluator whose folder goes with it."""
         evaluator = SandboxEvaluator(project, targets, sandbox, evaluation_settings, source.has_bom, selection)
         try:  # from the moment its folder exists: a Ctrl-C while the loop is built must not leave it behind
             self.loop = self._build_loop(task, source, targets, provider, evaluator, observer)
@@ -166,7 +208,6 @@ class _Run:
             if evaluator.copy_reason is not None:
                 self.warnings.append(f"candidates ran in full copies of the project: {evaluator.copy_reason}")
             self.provider_warnings = tuple(getattr(model_provider, "warnings", ()))
-        self._write_best(source)
 
     # ----------------------------------------------------------------- the steps, in order
 

@@ -1,6 +1,7 @@
 """The runner's two modes, each a sequence of steps that stops at the first one that settles the matter.
 
-- baseline: run the original's tests while recording the calls to the targets; replay the original on
+- baseline: run the original's tests while recording the calls to the targets (or take the run a first run's
+  trace made of them, recording/merged.py); replay the original on
   its own recording to find non-deterministic calls (excluded later); derive boundary variants of the
   recorded calls; profile; calibrate timing loops.
 - candidate: run the candidate's tests; replay the recording (and the generated and boundary inputs) on the
@@ -29,6 +30,7 @@ from coderefine_sandbox.protocol import (
     TargetLines,
     read_calls,
 )
+from coderefine_sandbox.recording.merged import merge_calls, merged_run
 from coderefine_sandbox.recording.testrun import run_tests
 from coderefine_sandbox.timing.lock import timing_slot
 from coderefine_sandbox.timing.steps import calibrate, measure
@@ -37,7 +39,15 @@ from coderefine_sandbox.timing.steps import calibrate, measure
 def baseline(request: RunnerRequest) -> BaselineReport:
     workspace = request.workspace
     hook = program_steps.record_env(request, workspace) if request.program is not None else None
-    report = BaselineReport(tests=run_tests(request, workspace, capture=True, extra_env=hook))
+    traced = merged_run(request.recorded, workspace) if request.recorded is not None and hook is None else None
+    if traced is not None and traced.passed and not traced.failed:
+        # A first run's trace ran and recorded the tests already: their outcomes and calls, not a second run.
+        report = BaselineReport(tests=traced)
+        merge_calls(request.recorded, request.calls_path, workspace, request.capture)
+    else:
+        # A reaching test that failed in the trace may fail only there (its order, another test's state): the
+        # reaching tests run again on their own, as without a trace, and decide.
+        report = BaselineReport(tests=run_tests(request, workspace, capture=True, extra_env=hook))
     if report.tests is None or report.tests.stops_the_run:
         return report
     if not os.path.exists(request.calls_path):

@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 
 from coderefine_sandbox.confine import reap
 from coderefine_sandbox.protocol import RunnerRequest, write_json
@@ -50,6 +52,51 @@ def run_step(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) 
             _kill_strays()
         output.seek(0)
         return subprocess.CompletedProcess(argv, proc.returncode, output.read(), "")
+
+
+def run_steps_side_by_side(
+    argv: list[str],
+    *,
+    cwd: str,
+    envs: list[dict[str, str]],
+    timeout: float,
+    stop_others: Callable[[int], bool] | None = None,
+) -> list[int | None]:
+    """Run argv once per environment, side by side, each in its own session: their return codes (None: stopped
+    because `stop_others(code)` said so when another one ended, e.g. a fail-fast run that failed). Their output
+    is discarded (pytest's results come back through files). On timeout every group is killed. Strays are
+    killed once all have ended, never while one still runs (as run_step's clean-up would)."""
+    procs = [
+        subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        for env in envs
+    ]
+    codes: list[int | None] = [None] * len(procs)
+    deadline = time.monotonic() + timeout
+    try:
+        while any(code is None for code in codes):
+            for index, proc in enumerate(procs):
+                if codes[index] is None and proc.poll() is not None:
+                    codes[index] = proc.returncode
+                    if stop_others is not None and stop_others(proc.returncode):
+                        return codes  # the others are killed below, their codes left None
+            if time.monotonic() > deadline:
+                raise StepTimeout(f"timed out after {timeout:g}s")
+            time.sleep(0.05)
+        return codes
+    finally:
+        for proc in procs:
+            _kill_group(proc)
+            if proc.poll() is None:
+                proc.wait()
+        _kill_strays()
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

@@ -3,6 +3,8 @@ package's public function judges it too (sqlparse 0.6.1's `split_unquoted_newlin
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytestmark = pytest.mark.slow  # real runs
@@ -167,6 +169,14 @@ def test_a_reach_map_selects_the_tests_reaching_the_target_through_any_chain(scr
     assert selection["reason"].startswith("1 test from the reach map reaches collapse; no map yet: traced 41 of 41")
     assert "nearest first (the rest 41/41) with " in selection["reason"]  # a worker per core
     assert "not traced" not in selection["reason"]
+    # One pytest run per worker traced the map and recorded the calls: the baseline took that run's calls (render
+    # calls collapse three times) and its outcome of the reaching test instead of running it again.
+    assert ", recording the calls in the same run, saved as the project's reach map" in selection["reason"]
+    assert first["baseline"]["calls_recorded"] == 3 and first["baseline"]["tests"]["passed"] == 1
+    (saved,) = (tmp_path / "cache" / "coderefine" / "reach").glob("*.json")
+    traced = json.loads(saved.read_text())
+    reached = {traced["functions"][number] for number in traced["tests"]["tests/test_api.py::test_render"]}
+    assert reached == {"api.py::render", "textops.py::collapse"} and len(traced["tests"]) == 41
 
     (root / "other.py").write_text("def unrelated():\n    return 2 - 1\n")  # no test reaching collapse runs it
     second = scripted("readability", root / "textops.py", [wrong], ["VERDICT: STOP"], (), env=env)

@@ -67,7 +67,14 @@ from coderefine_sandbox.protocol.programs import (
     ProgramBaseline,
     ProgramSpec,
 )
-from coderefine_sandbox.protocol.reach import ReachReport, ReachRequest, ReachSpec, ReachTable
+from coderefine_sandbox.protocol.reach import (
+    ReachReport,
+    ReachRequest,
+    ReachSpec,
+    ReachTable,
+    RecordedShare,
+    RecordedTests,
+)
 from coderefine_sandbox.protocol.recording import (
     CALLS_PICKLE,
     CallsHeader,
@@ -143,6 +150,8 @@ __all__ = [
     "ReachRequest",
     "ReachSpec",
     "ReachTable",
+    "RecordedShare",
+    "RecordedTests",
     "RecordingSummary",
     "ReplayReport",
     "ReplayRequest",

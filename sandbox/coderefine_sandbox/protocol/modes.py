@@ -17,6 +17,7 @@ from coderefine_sandbox.protocol.behaviour import (
     ReplayReport,
 )
 from coderefine_sandbox.protocol.programs import ProgramBaseline, ProgramSpec
+from coderefine_sandbox.protocol.reach import RecordedTests
 from coderefine_sandbox.protocol.recording import (
     CaptureLimits,
     CaptureSummary,
@@ -68,6 +69,12 @@ class RunnerRequest:
     # Candidate: run the tests most likely to fail first and stop at the first failure (None: every test, in
     # pytest's order: the baseline, always)
     fail_fast: FailFast | None = None
+    # Baseline: the tests already ran, traced and recorded, in a first run's trace (recording/merged.py); None:
+    # the baseline runs them itself
+    recorded: RecordedTests | None = None
+    # Candidate: pytest processes its selected tests are split across, by test file, side by side (1: one run;
+    # recording/split.py). The host asks for more only where the tests write nothing into the project tree.
+    test_workers: int = 1
 
 
 @dataclass

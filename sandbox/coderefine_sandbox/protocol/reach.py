@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from coderefine_sandbox.protocol.recording import TestRun
+from coderefine_sandbox.protocol.recording import CaptureSpec, TestRun
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,9 @@ class ReachRequest:
     deadline: float
     timeout: float
     hash_seed: int
+    # A first run's trace also records the target's calls in the same pytest run (the shared plugin's recorder),
+    # so the baseline takes them instead of running the reaching tests again (None: tracing only)
+    record: CaptureSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,25 @@ class ReachReport:
     table: ReachTable | None = None
     runner_error: str | None = None
     cpu_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class RecordedShare:
+    """One worker of a first run's trace that also recorded the target's calls (ReachRequest.record)."""
+
+    workspace: str  # that worker's copy of the project: its module file is named from there
+    calls_path: str  # its calls file (recording/capture.py)
+    results_path: str  # its tests' outcomes (a PytestResults)
+    seconds: float  # its pytest run's wall time
+    # files its tests added, changed or removed in its copy of the project (the host then gives candidates full
+    # copies, as when the baseline's own run writes into the tree)
+    tree_writes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordedTests:
+    """The original's tests already ran in the first trace's workers, traced and recorded: the baseline merges
+    their calls and takes the outcomes of `tests` (those reaching the targets) instead of running them again."""
+
+    shares: tuple[RecordedShare, ...]
+    tests: tuple[str, ...]  # node ids of the tests reaching the targets: the baseline's tests

@@ -456,7 +456,7 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != self.recorder.module_name:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        spec = self._found_by_the_others(fullname, path, target)
         if spec is None or spec.loader is None:
             return None
         loader = spec.loader
@@ -470,3 +470,14 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
         loader.exec_module = exec_and_patch  # type: ignore[method-assign]
         sys.meta_path.remove(self)
         return spec
+
+    def _found_by_the_others(self, fullname: str, path: Any, target: Any) -> Any:
+        """The spec the finders after this one give, as the import would have without it: the reach tracer's
+        instrumenting finder (a first run's trace records in the same run) or a project's own finder."""
+        later = sys.meta_path[sys.meta_path.index(self) + 1 :] if self in sys.meta_path else []
+        for finder in later:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                return spec
+        return importlib.machinery.PathFinder.find_spec(fullname, path)

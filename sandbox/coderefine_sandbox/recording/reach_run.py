@@ -1,5 +1,6 @@
 """The runner's `reach` mode: one pytest run over a share of the project's tests with the reach tracer
-(reach.py, through reach_plugin.py), summed up as a protocol.ReachReport."""
+(reach.py, through reach_plugin.py), summed up as a protocol.ReachReport. With `record`, the same run records
+the target's calls (the shared plugin's recorder) into the io folder's calls.pkl, for a first run's baseline."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import time
 
 from coderefine_sandbox.process import SANDBOX_DIR, StepTimeout, remove_stale, run_step
-from coderefine_sandbox.protocol import ReachReport, ReachRequest, ReachSpec, ReachTable, read_json, write_json
+from coderefine_sandbox.protocol import ReachReport, ReachRequest, ReachSpec, ReachTable, read_json, to_json, write_json
 from coderefine_sandbox.recording.plugins import pytest_command
 from coderefine_sandbox.recording.testrun import test_run_from_results
 
@@ -38,6 +39,11 @@ def reach(request: ReachRequest) -> ReachReport:
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["CODEREFINE_RESULTS"] = results
     env["CODEREFINE_REACH"] = spec_path
+    if request.record is not None:  # the shared plugin's recorder, in the same run (recording/merged.py)
+        env["CODEREFINE_CAPTURE"] = to_json(request.record)
+        env["CODEREFINE_CALLS_OUT"] = os.path.join(request.io_dir, "calls.pkl")
+        env["CODEREFINE_MODULE"] = request.record.module
+        remove_stale(env["CODEREFINE_CALLS_OUT"])
     argv = pytest_command(request.workspace, ("coderefine_sandbox.recording.reach_plugin",))
     started = time.perf_counter()
     try:

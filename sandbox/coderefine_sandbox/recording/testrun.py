@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from coderefine_sandbox.process import StepTimeout, base_env, read_text, remove_stale, run_step
 from coderefine_sandbox.protocol import (
@@ -18,6 +19,7 @@ from coderefine_sandbox.protocol import (
     write_json,
 )
 from coderefine_sandbox.recording.plugins import pytest_command
+from coderefine_sandbox.recording.split import SplitTimeout, run_split, shares
 
 
 def run_tests(
@@ -54,6 +56,23 @@ def run_tests(
             env["PYTHONPATH"] = os.pathsep.join((hook, env["PYTHONPATH"]))
     argv = [*pytest_command(workspace), *tests]
     started = time.perf_counter()
+    split = _split(request, capture)
+    if len(split) > 1:
+        assert request.selection is not None
+        try:
+            run = run_split(
+                argv, workspace, env, request.io_dir, request.selection, split, request.test_timeout,
+                fail_fast=request.fail_fast is not None,
+            )  # fmt: skip
+        except SplitTimeout as exc:
+            where = f" while running {exc.args[0]}" if exc.args and exc.args[0] else ""
+            failure = TestFailure(exc.args[0] or "<session>", f"timed out after {request.test_timeout:g}s{where}")
+            return _unfinished(time.perf_counter() - started, -1, "", timed_out=True, failure=failure)
+        duration = time.perf_counter() - started
+        if run is None:
+            failure = TestFailure("<session>", "pytest ended without a result in one of the split test runs")
+            return _unfinished(duration, -1, "", timed_out=False, failure=failure, session_error=failure.message)
+        return replace(run, duration=duration)
     try:
         proc = run_step(argv, cwd=workspace, env=env, timeout=request.test_timeout)
     except StepTimeout:
@@ -96,6 +115,14 @@ def run_tests(
         selected=results.selected,
         stopped_early=results.stopped_early,
     )
+
+
+def _split(request: RunnerRequest, capture: bool) -> list[tuple[str, ...]]:
+    """A candidate's selected tests per pytest process (one share: a single run, as always)."""
+    selection = request.selection
+    if capture or request.test_workers < 2 or selection is None or not selection.node_ids or request.tests:
+        return [()]
+    return shares(selection.node_ids, request.fail_fast, request.test_workers)
 
 
 def _unfinished(
