@@ -72,7 +72,10 @@ def run_tests(
         if run is None:
             failure = TestFailure("<session>", "pytest ended without a result in one of the split test runs")
             return _unfinished(duration, -1, "", timed_out=False, failure=failure, session_error=failure.message)
-        return replace(run, duration=duration)
+        if not run.failed or _fail_alone(argv, workspace, env, request, run):
+            return replace(run, duration=time.perf_counter() - started)
+        # A test that failed beside another process passes alone: the processes got in each other's way (a port,
+        # a file outside the tree), which says nothing of the candidate. The whole selection runs in one process.
     try:
         proc = run_step(argv, cwd=workspace, env=env, timeout=request.test_timeout)
     except StepTimeout:
@@ -115,6 +118,21 @@ def run_tests(
         selected=results.selected,
         stopped_early=results.stopped_early,
     )
+
+
+def _fail_alone(argv: list[str], workspace: str, env: dict[str, str], request: RunnerRequest, run: TestRun) -> bool:
+    """Whether every test that failed in the split run fails again in a process of its own: only then is the
+    failure the candidate's. A rejection costs one more short run (the failing tests alone); an acceptance
+    nothing."""
+    assert request.selection is not None
+    failed = tuple(failure.nodeid for failure in run.failures)
+    try:
+        again = run_split(
+            argv, workspace, env, request.io_dir, request.selection, [failed], request.test_timeout, fail_fast=False
+        )
+    except SplitTimeout:
+        return True  # it did not pass alone either
+    return again is None or again.failed == len(failed)
 
 
 def _split(request: RunnerRequest, capture: bool) -> list[tuple[str, ...]]:

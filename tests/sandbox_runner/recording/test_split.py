@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 import pytest
 from coderefine_sandbox.process import SANDBOX_DIR
@@ -51,3 +52,50 @@ def test_a_failure_in_one_process_stops_the_other_and_the_results_merge(tmp_path
     run = run_split(pytest_command(str(tmp_path)), str(tmp_path), env, str(io_dir), selection, split, 120, False)
     assert run is not None and not run.stopped_early
     assert (run.collected, run.passed, run.failed) == (3, 2, 1)
+
+
+_PORT_TEST = """import socket
+import time
+from dataclasses import replace
+
+
+def test_{name}():
+    # Holds a fixed port for a while, as a test starting a local server does: beside the other file, one fails.
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 0)
+        server.bind(("127.0.0.1", {port}))
+        time.sleep(1.5)
+"""
+
+
+@pytest.mark.slow  # real pytest processes
+def test_a_failure_that_only_comes_from_running_side_by_side_is_not_the_candidates(tmp_path):
+    import socket
+
+    from coderefine_sandbox.recording.testrun import run_tests
+
+    from tests.sandbox_runner import samples
+
+    with socket.socket() as probe:  # a port free now, for both files
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    for name in ("a", "b"):
+        (tmp_path / f"test_{name}.py").write_text(_PORT_TEST.format(name=name, port=port))
+    (tmp_path / "test_c.py").write_text("def test_c():\n    assert 1 == 2\n")
+    io_dir = tmp_path / "io"
+    io_dir.mkdir()
+    nodes = ("test_a.py::test_a", "test_b.py::test_b")
+    selection = TestSelection(names=(), node_ids=nodes, data_names=(), import_names=(), budget_seconds=0.0)
+    request = samples.request(
+        workspace=str(tmp_path), io_dir=str(io_dir), import_root=".", tests=(), selection=selection, test_workers=2,
+        fail_fast=None, test_timeout=60.0,
+    )  # fmt: skip
+    run = run_tests(request, str(tmp_path), capture=False)
+    # side by side one of them cannot bind; alone each passes, so the whole selection ran again in one process
+    assert (run.collected, run.passed, run.failed) == (2, 2, 0), run
+    # a test that fails alone as well is the candidate's failure
+    nodes = ("test_a.py::test_a", "test_c.py::test_c")
+    selection = TestSelection(names=(), node_ids=nodes, data_names=(), import_names=(), budget_seconds=0.0)
+    run = run_tests(replace(request, selection=selection), str(tmp_path), capture=False)
+    assert [failure.nodeid for failure in run.failures] == ["test_c.py::test_c"]
