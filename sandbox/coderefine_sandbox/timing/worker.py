@@ -12,9 +12,11 @@ One loop = every recorded call once, or, with a bench file the user named (`--be
 function once. The arguments of each call are unpickled fresh before it (the call
 may mutate them) and only the call itself is timed, so copying costs nothing in the figure.
 
-Timing a call on its own still costs two clock reads around it: after each call the worker times a call that
-does nothing, with the same arguments, the same way and in a plain loop, and reports the difference per call
-(protocol.HarnessCost); the runner takes it out of both sides' figures (timing/steps.py).
+Timing a call on its own still costs two clock reads around it, and the work between calls (unpickling,
+resetting the random state) evicts what a plain loop keeps warm: after each call the worker unpickles and
+resets again and times a call that does nothing, with the same arguments, the same way, and in a plain loop,
+and reports the difference per call (protocol.HarnessCost); the runner takes it out of both sides' figures
+(timing/steps.py).
 
 Besides pyperf's file the worker writes its own figures (a protocol.WorkerFigures, where the request's
 `figures` says): the seconds executing the module at import (compiling excepted: work moved to import time
@@ -357,8 +359,14 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                         # a speedup: that ends the worker, and the timing is rejected.
                         if not tolerate_errors:
                             raise
-                    # The harness probe, interleaved with the calls, with this call's arguments and form.
-                    extra += probe(form, args, kwargs)
+                    # The harness probe, interleaved with the calls, with this call's arguments and form, timed
+                    # in the state the call was timed in: right after a fresh unpickling and reset. That work
+                    # between calls evicts what a plain loop keeps warm (measured on a 1 us function: ~90 ns of
+                    # every call's time, as much for a do-nothing call as for the function), so a probe timed
+                    # straight after the previous call saw ~60 ns where the harness costs ~150 ns.
+                    probe_args, probe_kwargs = loads(blob)
+                    reset(entropy)
+                    extra += probe(form, probe_args, probe_kwargs)
                 if thread_count() != threads:  # the call left threads running: their work is this call's
                     elapsed += wait_for_new_threads(known)
                     threads = thread_count()

@@ -54,6 +54,36 @@ def test_the_probe_measures_what_timing_a_call_alone_adds_and_counts_the_calls_i
     assert (cost.calls, cost.held_out_calls, cost.per_target_calls) == (8.0, 1.0, {"f": 7.0, "g": 1.0})
 
 
+def test_the_probe_is_timed_in_the_state_the_call_was_timed_in(fresh_worker, monkeypatch):
+    # The work between two calls (a fresh unpickling, the random state and clock reset) evicts what a plain loop
+    # keeps warm, and costs a do-nothing call as much as the function: the probe must be timed after the same
+    # work, else it reads the harness's cost low and the difference stays in both sides (a 1.33x reads 1.2x).
+    events = []
+    real_loads, real_probe = pickle.loads, worker._probe
+
+    def loads(blob):
+        events.append("loads")
+        return real_loads(blob)
+
+    class Pin(worker.Pin):
+        def reset(self, note):
+            events.append("reset")
+            super().reset(note)
+
+    def probe(form, args, kwargs):
+        events.append("probe")
+        return real_probe(form, args, kwargs)
+
+    def function(x):
+        events.append("call")
+
+    monkeypatch.setattr(pickle, "loads", loads)
+    monkeypatch.setattr(worker, "Pin", Pin)
+    monkeypatch.setattr(worker, "_probe", probe)
+    worker.time_workload(1, [_entry(function, 1), _entry(function, 2)], True)
+    assert events == ["loads", "reset", "call", "loads", "reset", "probe"] * 2
+
+
 def _run(seconds: float, harness: float = 1e-7, calls: float = 10.0) -> steps.WorkerRun:
     return steps.WorkerRun(
         steady=seconds,
