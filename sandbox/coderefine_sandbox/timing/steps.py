@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from dataclasses import dataclass, field, replace
 
 from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
@@ -22,7 +23,7 @@ from coderefine_sandbox.protocol import (
 )
 from coderefine_sandbox.timing.imports import import_extra, module_file, shared_imports
 from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
-from coderefine_sandbox.timing.sequential import decided
+from coderefine_sandbox.timing.sequential import EXTEND_FACTOR, decided, keep_measuring
 from coderefine_sandbox.timing.stats import paired_speedup
 from coderefine_sandbox.workload import timed_calls
 
@@ -50,6 +51,10 @@ STEADY_ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESH
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
+# An undecided series runs on (sequential.py) for at most this many times the seconds its planned pairs took,
+# and this many seconds at most: each pair costs two worker processes.
+EXTEND_TIME_FACTOR = 2.0
+EXTEND_SECONDS = 120.0
 # The most of a figure the harness's own cost may take away: taking the same seconds from both sides of a pair
 # moves their ratio away from 1 (a faster candidate reads faster, a slower one slower, never across), so the
 # cap only keeps a noisy probe from blowing a ratio up where the calls are hardly longer than the timing.
@@ -324,19 +329,43 @@ def _decided(series: Series, floor: float) -> bool:
 
 
 def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
-    """`count` interleaved pairs, stopping early once the interval is decisive either way (sequential.py)."""
+    """`count` interleaved pairs, stopping early once the interval is decisive either way, and running on
+    past them (up to EXTEND_FACTOR times, within the time budget) while undecided and looking faster
+    (sequential.py). Pair k is numbered from `first`: its hash seeds and file names."""
     timing = request.timing
     assert timing is not None
+    floor = 1.0 + timing.floor
     series: Series = {"original": [], "candidate": []}
-    for k in range(first, first + count):
+    started = time.monotonic()
+    planned_seconds = 0.0
+    for k in range(first, first + EXTEND_FACTOR * count):
         order = [("original", request.original_workspace), ("candidate", request.workspace)]
         if k % 2:
             order.reverse()
         for tag, workspace in order:
             series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1))
-        if _decided(without_harness(series, harness_per_call(series)), 1.0 + timing.floor):
+        net = without_harness(series, harness_per_call(series))
+        if _decided(net, floor):
+            break
+        done = k + 1 - first
+        if done == count:
+            planned_seconds = time.monotonic() - started
+        if done >= count and not _extend(net, floor, count, time.monotonic() - started, planned_seconds):
             break
     return series
+
+
+def _extend(series: Series, floor: float, planned: int, elapsed: float, planned_seconds: float) -> bool:
+    """Whether a series at or past its planned pairs times another (sequential.keep_measuring on the basis
+    that will be reported), within EXTEND_TIME: the extension may take at most EXTEND_TIME_FACTOR times what
+    the planned pairs took, and EXTEND_SECONDS at most."""
+    extension = elapsed - planned_seconds
+    if extension > min(EXTEND_TIME_FACTOR * planned_seconds, EXTEND_SECONDS):
+        return False
+    chosen = basis(series, floor - 1.0)
+    original = [r.on(chosen) for r in series["original"]]
+    candidate = [r.on(chosen) for r in series["candidate"]]
+    return keep_measuring(original, candidate, floor, planned, EXTEND_FACTOR * planned)
 
 
 def measure(request: RunnerRequest) -> TimingReport:
@@ -355,7 +384,9 @@ def measure(request: RunnerRequest) -> TimingReport:
     A series stops as soon as it is decisive (sequential.py): from the second pair once both intervals
     lie wholly below the noise floor (that only ever rejects), from the third once a stricter 99.9%
     interval clears it (the extra looks cost at most ~0.6% on that series; the second series still has
-    to clear the floor on its own).
+    to clear the floor on its own). A series that reaches its planned pairs undecided, its interval
+    straddling the floor with the point estimate above it, runs on (up to three times the pairs, within a
+    time budget) and is judged where it ends; either series alike.
 
     Raises StepTimeout or RuntimeError when a worker fails.
     """
