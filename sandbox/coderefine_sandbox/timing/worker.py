@@ -99,6 +99,8 @@ WEIGHTS: list[float] = []
 # interrupted (a loaded machine does, for milliseconds) would otherwise decide a mean.
 HARNESS: list[float] = []
 PROBE_LOOP = (range(1), range(5))
+# Up to this many pickled bytes a call's arguments are unpickled afresh for its probe (see time_workload).
+PROBE_FRESH_BYTES = 64 << 10
 
 # Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
 # untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
@@ -364,9 +366,12 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                     # between calls evicts what a plain loop keeps warm (measured on a 1 us function: ~90 ns of
                     # every call's time, as much for a do-nothing call as for the function), so a probe timed
                     # straight after the previous call saw ~60 ns where the harness costs ~150 ns.
-                    probe_args, probe_kwargs = loads(blob)
+                    # Arguments of many kilobytes (arrays) are not unpickled twice: their calls take far longer
+                    # than the harness, and the second copy would only halve the passes a value makes.
+                    if len(blob) <= PROBE_FRESH_BYTES:
+                        args, kwargs = loads(blob)
                     reset(entropy)
-                    extra += probe(form, probe_args, probe_kwargs)
+                    extra += probe(form, args, kwargs)
                 if thread_count() != threads:  # the call left threads running: their work is this call's
                     elapsed += wait_for_new_threads(known)
                     threads = thread_count()
