@@ -4,6 +4,7 @@ figures in the runner without ever turning a slower candidate into a faster one.
 from __future__ import annotations
 
 import pickle
+from types import SimpleNamespace
 
 import pytest
 from coderefine_sandbox.timing import steps, worker
@@ -140,6 +141,7 @@ def test_a_slower_candidate_never_reads_faster_and_a_faster_one_never_slower(fre
 
 _FAULTS = """
 import pickle
+from types import SimpleNamespace
 import resource
 import numpy as np
 
@@ -194,3 +196,29 @@ def test_a_cache_decides_the_first_pass_basis_and_a_process_warm_up_does_not():
     tiny = {"original": original, "candidate": [_pass(2e-3, 2.7e-3)] * 4}
     assert steps.basis(tiny, 0.05) == "steady"
     assert steps.basis({"original": original, "candidate": [_pass(2e-3, 2.8e-3)] * 4}, 0.05) == "first"  # 0.8 ms
+
+
+def _usage(involuntary: int, voluntary: int = 0, processor: float = 0.0):
+    return SimpleNamespace(ru_nivcsw=involuntary, ru_nvcsw=voluntary, ru_utime=processor, ru_stime=0.0)
+
+
+def test_a_preempted_call_counts_its_processor_time_and_a_call_that_waits_its_wall_time():
+    assert worker.unpreempted(2e-3, _usage(5), _usage(5, processor=1e-6)) == 2e-3  # not switched out
+    assert worker.unpreempted(2e-3, _usage(5, processor=1.0), _usage(6, processor=1.0 + 1e-6)) == pytest.approx(1e-6)
+    assert worker.unpreempted(2e-3, _usage(5, 1), _usage(6, 2, processor=1e-6)) == 2e-3  # it waited: wall time kept
+    assert worker.unpreempted(1e-6, _usage(5), _usage(6, processor=3e-6)) == 1e-6  # switched out outside the clock
+
+
+def test_the_worker_takes_a_preempted_calls_lost_time_out(fresh_worker, monkeypatch):
+    # The second call's thread is switched out involuntarily while it runs (as a loaded machine does): what
+    # another process ran then is not the call's. The other calls are timed as they are.
+    readings = iter([_usage(0), _usage(0), _usage(0), _usage(1), _usage(1), _usage(1)])
+    monkeypatch.setattr(worker, "getrusage", lambda who: next(readings))
+    monkeypatch.setattr(worker, "THREAD", 1)
+
+    def busy(x):
+        return sum(range(x))
+
+    worker.time_workload(1, [_entry(busy, 2000), _entry(busy, 2000), _entry(busy, 2000)], True)
+    assert worker.PER_CALL[0] > 0 and worker.PER_CALL[2] > 0
+    assert worker.PER_CALL[1] == 0.0
