@@ -319,22 +319,25 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     return "first" if saved >= floor / 2 * pass_seconds else "steady"
 
 
-def _decided(series: Series, floor: float) -> bool:
+def _decided(series: Series, floor: float, chosen: str) -> bool:
     """Whether the series may stop: slower on both bases, or faster on the basis that will be reported."""
     verdicts = {
         tag: decided([r.on(tag) for r in series["original"]], [r.on(tag) for r in series["candidate"]], floor)
         for tag in ("steady", "first")
     }
-    return all(v == "slower" for v in verdicts.values()) or verdicts[basis(series, floor - 1.0)] == "faster"
+    return all(v == "slower" for v in verdicts.values()) or verdicts[chosen] == "faster"
 
 
-def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
+def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series | None = None) -> Series:
     """`count` interleaved pairs, stopping early once the interval is decisive either way, and running on
     past them (up to EXTEND_FACTOR times, within the time budget) while undecided and looking faster
-    (sequential.py). Pair k is numbered from `first`: its hash seeds and file names."""
+    (sequential.py). Pair k is numbered from `first`: its hash seeds and file names. A second series is
+    decided as measure() will judge it: with the harness figure and the basis of the whole run (`earlier`,
+    the first series, and this one)."""
     timing = request.timing
     assert timing is not None
     floor = 1.0 + timing.floor
+    earlier = earlier or {"original": [], "candidate": []}
     series: Series = {"original": [], "candidate": []}
     started = time.monotonic()
     planned_seconds = 0.0
@@ -344,25 +347,27 @@ def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
             order.reverse()
         for tag, workspace in order:
             series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1))
-        net = without_harness(series, harness_per_call(series))
-        if _decided(net, floor):
+        whole = {tag: earlier[tag] + series[tag] for tag in series}
+        net_whole = without_harness(whole, harness_per_call(whole))
+        net = {tag: net_whole[tag][len(earlier[tag]) :] for tag in series}
+        chosen = basis(net_whole, timing.floor)
+        if _decided(net, floor, chosen):
             break
         done = k + 1 - first
         if done == count:
             planned_seconds = time.monotonic() - started
-        if done >= count and not _extend(net, floor, count, time.monotonic() - started, planned_seconds):
+        if done >= count and not _extend(net, floor, chosen, count, time.monotonic() - started, planned_seconds):
             break
     return series
 
 
-def _extend(series: Series, floor: float, planned: int, elapsed: float, planned_seconds: float) -> bool:
+def _extend(series: Series, floor: float, chosen: str, planned: int, elapsed: float, planned_seconds: float) -> bool:
     """Whether a series at or past its planned pairs times another (sequential.keep_measuring on the basis
-    that will be reported), within EXTEND_TIME: the extension may take at most EXTEND_TIME_FACTOR times what
-    the planned pairs took, and EXTEND_SECONDS at most."""
+    that will be reported, `chosen`), within the time budget: the extension may take at most
+    EXTEND_TIME_FACTOR times what the planned pairs took, and EXTEND_SECONDS at most."""
     extension = elapsed - planned_seconds
     if extension > min(EXTEND_TIME_FACTOR * planned_seconds, EXTEND_SECONDS):
         return False
-    chosen = basis(series, floor - 1.0)
     original = [r.on(chosen) for r in series["original"]]
     candidate = [r.on(chosen) for r in series["candidate"]]
     return keep_measuring(original, candidate, floor, planned, EXTEND_FACTOR * planned)
@@ -403,7 +408,7 @@ def measure(request: RunnerRequest) -> TimingReport:
     if estimates(runs)[basis(runs, timing.floor)].ci[0] >= floor or any(
         e.ci[0] >= floor for e in per_target(runs).values()
     ):
-        raw_second = _time_pairs(request, timing.pairs, timing.pairs)
+        raw_second = _time_pairs(request, timing.pairs, timing.pairs, raw)
         raw = {tag: raw[tag] + raw_second[tag] for tag in raw}
         # One figure for the whole run, taken out of both series alike.
         runs = without_harness(raw, harness_per_call(raw))
