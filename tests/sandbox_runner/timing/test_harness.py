@@ -4,6 +4,7 @@ figures in the runner without ever turning a slower candidate into a faster one.
 from __future__ import annotations
 
 import pickle
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -141,6 +142,7 @@ def test_a_slower_candidate_never_reads_faster_and_a_faster_one_never_slower(fre
 
 _FAULTS = """
 import pickle
+import time
 from types import SimpleNamespace
 import resource
 import numpy as np
@@ -202,23 +204,31 @@ def _usage(involuntary: int, voluntary: int = 0, processor: float = 0.0):
     return SimpleNamespace(ru_nivcsw=involuntary, ru_nvcsw=voluntary, ru_utime=processor, ru_stime=0.0)
 
 
-def test_a_preempted_call_counts_its_processor_time_and_a_call_that_waits_its_wall_time():
-    assert worker.unpreempted(2e-3, _usage(5), _usage(5, processor=1e-6)) == 2e-3  # not switched out
-    assert worker.unpreempted(2e-3, _usage(5, processor=1.0), _usage(6, processor=1.0 + 1e-6)) == pytest.approx(1e-6)
-    assert worker.unpreempted(2e-3, _usage(5, 1), _usage(6, 2, processor=1e-6)) == 2e-3  # it waited: wall time kept
-    assert worker.unpreempted(1e-6, _usage(5), _usage(6, processor=3e-6)) == 1e-6  # switched out outside the clock
+def test_a_preempted_call_counts_its_own_unpreempted_time_and_a_call_that_waits_its_wall_time():
+    clean = 1e-6  # the same call's last time while not preempted
+    assert worker.unpreempted(2e-3, _usage(5), _usage(5), clean) == 2e-3  # not switched out: as timed
+    assert worker.unpreempted(2e-3, _usage(5), _usage(6), clean) == clean  # preempted: its own clean time
+    assert worker.unpreempted(2e-3, _usage(5, 1), _usage(6, 2), clean) == 2e-3  # it waited: wall time kept
+    assert worker.unpreempted(2e-3, _usage(5), _usage(6), -1.0) == 2e-3  # no clean time yet
+    assert worker.unpreempted(5e-7, _usage(5), _usage(6), clean) == 5e-7  # switched out outside the clock
+    assert worker.unpreempted(2e-3, _usage(5), _usage(6), 1e-3) == 2e-3  # a long call: preempted as a rule
 
 
 def test_the_worker_takes_a_preempted_calls_lost_time_out(fresh_worker, monkeypatch):
     # The second call's thread is switched out involuntarily while it runs (as a loaded machine does): what
     # another process ran then is not the call's. The other calls are timed as they are.
-    readings = iter([_usage(0), _usage(0), _usage(0), _usage(1), _usage(1), _usage(1)])
+    # Two passes over one call: the first is timed as it is, the second is preempted and counts the first's time.
+    readings = iter([_usage(0), _usage(0), _usage(0), _usage(1)])
     monkeypatch.setattr(worker, "getrusage", lambda who: next(readings))
     monkeypatch.setattr(worker, "THREAD", 1)
+    monkeypatch.setattr(worker, "CLEAN", [])
+    passes = iter([False, True])
 
     def busy(x):
-        return sum(range(x))
+        if next(passes):
+            time.sleep(0.02)  # the second pass's call loses 20 ms (as if another process ran)
 
-    worker.time_workload(1, [_entry(busy, 2000), _entry(busy, 2000), _entry(busy, 2000)], True)
-    assert worker.PER_CALL[0] > 0 and worker.PER_CALL[2] > 0
-    assert worker.PER_CALL[1] == 0.0
+    worker.time_workload(2, [_entry(busy, 1)], True)
+    first = worker.CLEAN[0]
+    assert 0 < first <= worker.CLEAN_LIMIT
+    assert worker.PER_CALL[0] == pytest.approx(2 * first)
