@@ -11,7 +11,8 @@ calls it on a few inputs. Per pair and repetition the script prints:
 - coderefine: `coderefine optimize` with the scripted provider offering the rewrite, on a copy of the
   pair written into a temporary folder (process sandbox): the verdict, the speedup and its interval, the
   harness's per-call cost it took out (`timing.harness_seconds_per_call`, absent before issue 24), and
-  the original's seconds per call it reports.
+  the original's seconds per call it reports, and the pairs timed over both series (`timing.pairs`: a
+  series still undecided at its planned pairs runs on).
 
 `uptime` is printed before each figure: the machine's load moves both.
 
@@ -157,6 +158,7 @@ def coderefine(pair: Pair, binary: str, timing_pairs: int | None) -> dict[str, o
         "basis": timing.get("basis"),
         "harness": timing.get("harness_seconds_per_call"),
         "original_seconds": timing.get("original_seconds"),
+        "pairs": timing.get("pairs"),
         "calls": len(pair.inputs),
     }
 
@@ -194,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             per_call = found["original_seconds"] / found["calls"] if found["original_seconds"] else None
             print(
                 f"  coderefine: {found['verdict']} {found['speedup'] or 0:.2f}x [{ci[0] or 0:.2f}, {ci[1] or 0:.2f}]"
-                f" basis {found['basis']}, harness {'-' if harness is None else f'{harness * 1e9:.0f} ns'}/call,"
+                f" basis {found['basis']}, {found['pairs'] or '-'} pairs,"
+                f" harness {'-' if harness is None else f'{harness * 1e9:.0f} ns'}/call,"
                 f" original {'-' if per_call is None else f'{per_call * 1e9:.0f} ns'}/call"
                 f" ({found['reason'] or ''})"[:400],
                 flush=True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from dataclasses import dataclass, field, replace
 
 from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
@@ -22,7 +23,7 @@ from coderefine_sandbox.protocol import (
 )
 from coderefine_sandbox.timing.imports import import_extra, module_file, shared_imports
 from coderefine_sandbox.timing.sampling import sample_path, stratified_sample, write_sample
-from coderefine_sandbox.timing.sequential import decided
+from coderefine_sandbox.timing.sequential import EXTEND_FACTOR, decided, keep_measuring
 from coderefine_sandbox.timing.stats import paired_speedup
 from coderefine_sandbox.workload import timed_calls
 
@@ -50,6 +51,10 @@ STEADY_ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESH
 
 # How much more a candidate may gain from repeated passes than the original before the first pass is used.
 WARM_GAIN_LIMIT = 1.25
+# An undecided series runs on (sequential.py) for at most this many times the seconds its planned pairs took,
+# and this many seconds at most: each pair costs two worker processes.
+EXTEND_TIME_FACTOR = 2.0
+EXTEND_SECONDS = 120.0
 # The most of a figure the harness's own cost may take away: taking the same seconds from both sides of a pair
 # moves their ratio away from 1 (a faster candidate reads faster, a slower one slower, never across), so the
 # cap only keeps a noisy probe from blowing a ratio up where the calls are hardly longer than the timing.
@@ -314,29 +319,58 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     return "first" if saved >= floor / 2 * pass_seconds else "steady"
 
 
-def _decided(series: Series, floor: float) -> bool:
+def _decided(series: Series, floor: float, chosen: str) -> bool:
     """Whether the series may stop: slower on both bases, or faster on the basis that will be reported."""
     verdicts = {
         tag: decided([r.on(tag) for r in series["original"]], [r.on(tag) for r in series["candidate"]], floor)
         for tag in ("steady", "first")
     }
-    return all(v == "slower" for v in verdicts.values()) or verdicts[basis(series, floor - 1.0)] == "faster"
+    return all(v == "slower" for v in verdicts.values()) or verdicts[chosen] == "faster"
 
 
-def _time_pairs(request: RunnerRequest, first: int, count: int) -> Series:
-    """`count` interleaved pairs, stopping early once the interval is decisive either way (sequential.py)."""
+def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series | None = None) -> Series:
+    """`count` interleaved pairs, stopping early once the interval is decisive either way, and running on
+    past them (up to EXTEND_FACTOR times, within the time budget) while undecided and looking faster
+    (sequential.py). Pair k is numbered from `first`: its hash seeds and file names. A second series is
+    decided as measure() will judge it: with the harness figure and the basis of the whole run (`earlier`,
+    the first series, and this one)."""
     timing = request.timing
     assert timing is not None
+    floor = 1.0 + timing.floor
+    earlier = earlier or {"original": [], "candidate": []}
     series: Series = {"original": [], "candidate": []}
-    for k in range(first, first + count):
+    started = time.monotonic()
+    planned_seconds = 0.0
+    for k in range(first, first + EXTEND_FACTOR * count):
         order = [("original", request.original_workspace), ("candidate", request.workspace)]
         if k % 2:
             order.reverse()
         for tag, workspace in order:
             series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1))
-        if _decided(without_harness(series, harness_per_call(series)), 1.0 + timing.floor):
+        whole = {tag: earlier[tag] + series[tag] for tag in series}
+        net_whole = without_harness(whole, harness_per_call(whole))
+        net = {tag: net_whole[tag][len(earlier[tag]) :] for tag in series}
+        chosen = basis(net_whole, timing.floor)
+        if _decided(net, floor, chosen):
+            break
+        done = k + 1 - first
+        if done == count:
+            planned_seconds = time.monotonic() - started
+        if done >= count and not _extend(net, floor, chosen, count, time.monotonic() - started, planned_seconds):
             break
     return series
+
+
+def _extend(series: Series, floor: float, chosen: str, planned: int, elapsed: float, planned_seconds: float) -> bool:
+    """Whether a series at or past its planned pairs times another (sequential.keep_measuring on the basis
+    that will be reported, `chosen`), within the time budget: the extension may take at most
+    EXTEND_TIME_FACTOR times what the planned pairs took, and EXTEND_SECONDS at most."""
+    extension = elapsed - planned_seconds
+    if extension > min(EXTEND_TIME_FACTOR * planned_seconds, EXTEND_SECONDS):
+        return False
+    original = [r.on(chosen) for r in series["original"]]
+    candidate = [r.on(chosen) for r in series["candidate"]]
+    return keep_measuring(original, candidate, floor, planned, EXTEND_FACTOR * planned)
 
 
 def measure(request: RunnerRequest) -> TimingReport:
@@ -355,7 +389,9 @@ def measure(request: RunnerRequest) -> TimingReport:
     A series stops as soon as it is decisive (sequential.py): from the second pair once both intervals
     lie wholly below the noise floor (that only ever rejects), from the third once a stricter 99.9%
     interval clears it (the extra looks cost at most ~0.6% on that series; the second series still has
-    to clear the floor on its own).
+    to clear the floor on its own). A series that reaches its planned pairs undecided, its interval
+    straddling the floor with the point estimate above it, runs on (up to three times the pairs, within a
+    time budget) and is judged where it ends; either series alike.
 
     Raises StepTimeout or RuntimeError when a worker fails.
     """
@@ -372,7 +408,7 @@ def measure(request: RunnerRequest) -> TimingReport:
     if estimates(runs)[basis(runs, timing.floor)].ci[0] >= floor or any(
         e.ci[0] >= floor for e in per_target(runs).values()
     ):
-        raw_second = _time_pairs(request, timing.pairs, timing.pairs)
+        raw_second = _time_pairs(request, timing.pairs, timing.pairs, raw)
         raw = {tag: raw[tag] + raw_second[tag] for tag in raw}
         # One figure for the whole run, taken out of both series alike.
         runs = without_harness(raw, harness_per_call(raw))

@@ -4,6 +4,8 @@ figures in the runner without ever turning a slower candidate into a faster one.
 from __future__ import annotations
 
 import pickle
+import time
+from types import SimpleNamespace
 
 import pytest
 from coderefine_sandbox.timing import steps, worker
@@ -52,6 +54,36 @@ def test_the_probe_measures_what_timing_a_call_alone_adds_and_counts_the_calls_i
     assert 0 < cost.per_call * cost.calls < per_pass
     assert cost.per_call < 1e-6
     assert (cost.calls, cost.held_out_calls, cost.per_target_calls) == (8.0, 1.0, {"f": 7.0, "g": 1.0})
+
+
+def test_the_probe_is_timed_in_the_state_the_call_was_timed_in(fresh_worker, monkeypatch):
+    # The work between two calls (a fresh unpickling, the random state and clock reset) evicts what a plain loop
+    # keeps warm, and costs a do-nothing call as much as the function: the probe must be timed after the same
+    # work, else it reads the harness's cost low and the difference stays in both sides (a 1.33x reads 1.2x).
+    events = []
+    real_loads, real_probe = pickle.loads, worker._probe
+
+    def loads(blob):
+        events.append("loads")
+        return real_loads(blob)
+
+    class Pin(worker.Pin):
+        def reset(self, note):
+            events.append("reset")
+            super().reset(note)
+
+    def probe(form, args, kwargs):
+        events.append("probe")
+        return real_probe(form, args, kwargs)
+
+    def function(x):
+        events.append("call")
+
+    monkeypatch.setattr(pickle, "loads", loads)
+    monkeypatch.setattr(worker, "Pin", Pin)
+    monkeypatch.setattr(worker, "_probe", probe)
+    worker.time_workload(1, [_entry(function, 1), _entry(function, 2)], True)
+    assert events == ["loads", "reset", "call", "loads", "reset", "probe"] * 2
 
 
 def _run(seconds: float, harness: float = 1e-7, calls: float = 10.0) -> steps.WorkerRun:
@@ -110,6 +142,8 @@ def test_a_slower_candidate_never_reads_faster_and_a_faster_one_never_slower(fre
 
 _FAULTS = """
 import pickle
+import time
+from types import SimpleNamespace
 import resource
 import numpy as np
 
@@ -164,3 +198,37 @@ def test_a_cache_decides_the_first_pass_basis_and_a_process_warm_up_does_not():
     tiny = {"original": original, "candidate": [_pass(2e-3, 2.7e-3)] * 4}
     assert steps.basis(tiny, 0.05) == "steady"
     assert steps.basis({"original": original, "candidate": [_pass(2e-3, 2.8e-3)] * 4}, 0.05) == "first"  # 0.8 ms
+
+
+def _usage(involuntary: int, voluntary: int = 0, processor: float = 0.0):
+    return SimpleNamespace(ru_nivcsw=involuntary, ru_nvcsw=voluntary, ru_utime=processor, ru_stime=0.0)
+
+
+def test_a_preempted_call_counts_its_own_unpreempted_time_and_a_call_that_waits_its_wall_time():
+    clean = 1e-6  # the same call's last time while not preempted
+    assert worker.unpreempted(2e-3, _usage(5), _usage(5), clean) == 2e-3  # not switched out: as timed
+    assert worker.unpreempted(2e-3, _usage(5), _usage(6), clean) == clean  # preempted: its own clean time
+    assert worker.unpreempted(2e-3, _usage(5, 1), _usage(6, 2), clean) == 2e-3  # it waited: wall time kept
+    assert worker.unpreempted(2e-3, _usage(5), _usage(6), -1.0) == 2e-3  # no clean time yet
+    assert worker.unpreempted(5e-7, _usage(5), _usage(6), clean) == 5e-7  # switched out outside the clock
+    assert worker.unpreempted(2e-3, _usage(5), _usage(6), 1e-3) == 2e-3  # a long call: preempted as a rule
+
+
+def test_the_worker_takes_a_preempted_calls_lost_time_out(fresh_worker, monkeypatch):
+    # The second call's thread is switched out involuntarily while it runs (as a loaded machine does): what
+    # another process ran then is not the call's. The other calls are timed as they are.
+    # Two passes over one call: the first is timed as it is, the second is preempted and counts the first's time.
+    readings = iter([_usage(0), _usage(0), _usage(0), _usage(1)])
+    monkeypatch.setattr(worker, "getrusage", lambda who: next(readings))
+    monkeypatch.setattr(worker, "THREAD", 1)
+    monkeypatch.setattr(worker, "CLEAN", [])
+    passes = iter([False, True])
+
+    def busy(x):
+        if next(passes):
+            time.sleep(0.02)  # the second pass's call loses 20 ms (as if another process ran)
+
+    worker.time_workload(2, [_entry(busy, 1)], True)
+    first = worker.CLEAN[0]
+    assert 0 < first <= worker.CLEAN_LIMIT
+    assert worker.PER_CALL[0] == pytest.approx(2 * first)
