@@ -163,13 +163,16 @@ class SandboxEvaluator:
         # Generous outer limit: the runner enforces the per-step limits itself; this one only catches a
         # runner that cannot (e.g. the machine is swapping).
         steps = 2 + (2 * self.settings.timing_pairs + 2 if self.settings.measure_speed else 0)
+        # An undecided timing series runs on for up to 120 s past its planned pairs (the sandbox's
+        # timing/steps.py EXTEND_SECONDS), checked between pairs: per series that and one more pair.
+        extension = 2 * (120.0 + 2 * request.step_timeout) if self.settings.measure_speed else 0.0
         job = SandboxJob(
             argv=(self.settings.python, "-m", "coderefine_sandbox.runner", str(request_path)),
             cwd=Path(request.workspace),
             writable=(Path(request.workspace), io_dir),
             readonly=(*readonly, sandbox_dir().resolve(), *self._lock_folder()),
             env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, self.settings.pass_env),
-            timeout=request.test_timeout + steps * request.step_timeout + 60,
+            timeout=request.test_timeout + steps * request.step_timeout + extension + 60,
             memory_mb=self.settings.memory_mb,
             scratch=self.run_dir,
             keep=request.mode == "baseline",  # candidates read the original's workspace and recorded calls
