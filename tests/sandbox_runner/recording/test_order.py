@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import coderefine_sandbox
+import pytest
 from coderefine_sandbox.protocol import FailFast, PytestResults, TestSelection, read_json, write_json
 from coderefine_sandbox.recording.order import ranked
 
@@ -54,6 +55,7 @@ def run_plugin(tmp_path: Path, fail_fast: FailFast | None, selection: TestSelect
     return read_json(PytestResults, str(tmp_path / "results.json"))
 
 
+@pytest.mark.slow  # real pytest processes, 9-12 s: not for the unit pass
 def test_the_plugin_runs_the_named_test_first_and_stops_at_the_first_failure_within_the_selection(tmp_path):
     tests = tmp_path / "tests"
     tests.mkdir()

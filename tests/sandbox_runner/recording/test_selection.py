@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import coderefine_sandbox
+import pytest
 from coderefine_sandbox.protocol import PytestResults, SelectionCounts, TestSelection, read_json, write_json
 from coderefine_sandbox.recording.selection import Selector
 
@@ -68,6 +69,7 @@ def test_node_ids_keep_only_the_listed_tests():
     assert Selector([], [], []).keep(["x"]) == ({"x"}, 0)
 
 
+@pytest.mark.slow  # real pytest processes, 9-12 s: not for the unit pass
 def test_the_plugin_runs_importing_files_last_within_the_budget_whatever_a_conftest_says(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text("def pytest_ignore_collect(collection_path, config):\n    return False\n")
