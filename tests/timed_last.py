@@ -15,16 +15,9 @@ a prompt) offers one 7x to 1000x faster, which clears the noise floor under load
 two busy loops), and runs with the others: the serial phase is one idle core per second it lasts.
 
 Tests that share an expensive module or session fixture carry `xdist_group(name)` and run on one worker,
-so the fixture is built once.
-
-Order: the groups first, largest first (xdist's own reordering of scopes by size), then the `slow` tests, then
-the unit tests. The suite's wall time is its longest worker's: a slow test handed out last (collection order puts
-tests/sweep and the wheel build near the end) keeps one worker busy after the others have run out; unit tests of
-a fraction of a second are what the workers should run out on.
-
-xdist's own `--dist loadgroup` reads the groups from suffixed test ids, which pytest 9 no longer lets it write;
-here each worker writes every test's group and slow mark to a file (the folder comes from the controller in
-`workerinput`) and the scheduler reads them once all workers have collected.
+so the fixture is built once. xdist's own `--dist loadgroup` reads the groups from suffixed test ids,
+which pytest 9 no longer lets it write; here each worker writes every test's group to a file (the folder
+comes from the controller in `workerinput`) and the scheduler reads them once all workers have collected.
 """
 
 from __future__ import annotations
@@ -49,11 +42,10 @@ def group_of(item: pytest.Item) -> str | None:
 
 
 def write_groups(folder: Path, worker: str, items: list[pytest.Item]) -> None:
-    """The worker's side: {test id: group} for the tests in a group, and the ids of the `slow` tests."""
+    """The worker's side: {test id: group} for the tests in a group."""
     groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
-    slow = [item.nodeid for item in items if item.get_closest_marker("slow")]
     temporary = folder / f"{worker}.json.tmp"
-    temporary.write_text(json.dumps({"groups": groups, "slow": slow}))
+    temporary.write_text(json.dumps(groups))
     os.replace(temporary, folder / f"{worker}.json")
 
 
@@ -62,30 +54,13 @@ class TimedLastScheduling(LoadScopeScheduling):
         super().__init__(config, log)
         self.folder = folder
         self.groups: dict[str, str] = {}
-        self.slow: set[str] = set()
         self.timing_node: WorkerController | None = None
 
     def schedule(self) -> None:
-        first = self.collection is None
-        if first:  # every worker has collected, so each has written its groups
+        if self.collection is None:  # every worker has collected, so each has written its groups
             for path in self.folder.glob("*.json"):
-                written = json.loads(path.read_text())
-                self.groups.update(written["groups"])
-                self.slow.update(written["slow"])
+                self.groups.update(json.loads(path.read_text()))
         super().schedule()
-        if first:
-            self._slow_tests_first()
-
-    def _slow_tests_first(self) -> None:
-        """What is left of the queue after the first hand-out: groups (xdist put them first, largest first), then
-        the slow tests, then the rest. Only the queue's order changes: workers are told tests by their index in
-        their own collection, which must stay as they collected it."""
-        order = sorted(
-            self.workqueue.items(),
-            key=lambda unit: (len(unit[1]) == 1, not any(nodeid in self.slow for nodeid in unit[1])),
-        )
-        self.workqueue.clear()
-        self.workqueue.update(order)
 
     def _split_scope(self, nodeid: str) -> str:
         return self.groups.get(nodeid, nodeid)  # a test alone is its own work unit
