@@ -242,14 +242,18 @@ class ArgumentTap:
                 self.exhausted = True
                 return stop.value
             except Exception as exc:  # part of the argument: raised again at the same place on replay
-                self.exhausted = True
-                try:
-                    self.raised = keeping.dumps(exc, PROTOCOL)
-                except Exception:
-                    self.problem = self.problem or f"{self.name} raised a {type(exc).__name__} that cannot be kept"
+                self._ended_raising(exc)
                 raise
             self._take(item)
             yield item
+
+    def _ended_raising(self, exc: Exception) -> None:
+        """The source raised: the argument ends there, with that exception kept to raise again on replay."""
+        self.exhausted = True
+        try:
+            self.raised = keeping.dumps(exc, PROTOCOL)
+        except Exception:
+            self.problem = self.problem or f"{self.name} raised a {type(exc).__name__} that cannot be kept"
 
     def _take(self, item: Any) -> None:
         if self.problem is not None:
@@ -299,11 +303,7 @@ class AsyncArgumentTap(ArgumentTap):
                 self.exhausted = True
                 return
             except Exception as exc:  # part of the argument: raised again at the same place on replay
-                self.exhausted = True
-                try:
-                    self.raised = keeping.dumps(exc, PROTOCOL)
-                except Exception:
-                    self.problem = self.problem or f"{self.name} raised a {type(exc).__name__} that cannot be kept"
+                self._ended_raising(exc)
                 raise
             self._take(item)
             yield item
