@@ -432,6 +432,24 @@ def supply(
     return live_args, live_kwargs, feeds
 
 
+def as_recorded(
+    feeds: dict[Any, Feed | functions.Supplied],
+) -> dict[Any, IteratorArgument | functions.FunctionArgument]:
+    """The supplied arguments as recording would have kept them from this call: the items the target took (and
+    whether it asked past the last one), the calls it made to each function. A call the original makes on
+    arguments other than the recorded ones (a boundary variant) is then recorded with what it did, not what the
+    recorded call did."""
+    recorded: dict[Any, IteratorArgument | functions.FunctionArgument] = {}
+    for key, feed in feeds.items():
+        if isinstance(feed, functions.Supplied):
+            recorded[key] = functions.as_recorded(feed)
+            continue
+        taken, past_end = feed.taken()
+        kept = feed.recorded
+        recorded[key] = IteratorArgument(kept.kind, kept.items[:taken], past_end, kept.raised if past_end else None)
+    return recorded
+
+
 def has_iterator_arguments(args: tuple, kwargs: dict[str, Any]) -> bool:
     """Whether a call has arguments to supply afresh: iterators, async generators or functions."""
     supplied = (IteratorArgument, functions.FunctionArgument)
