@@ -378,3 +378,48 @@ def test_a_tuple_of_lazy_results_is_judged_element_by_element_in_the_order_the_t
     counted = (map(lambda n, i=i: taken.append(i) or n, items) for i, items in enumerate(([2, 4], [1])))
     lazy.drain(tuple(counted), both)
     assert taken == [1, 0, 0]  # element 1 ended after one item here: no more steps go to it
+
+
+# more-itertools 11.2.1's own `partition`: a tuple of two generators of a nested function sharing queues.
+QUEUES = """
+from collections import deque
+
+
+def partition(pred, iterable):
+    if pred is None:
+        pred = bool
+    iterator = iter(iterable)
+    false_queue = deque()
+    true_queue = deque()
+
+    def gen(queue):
+        append_false = false_queue.append
+        append_true = true_queue.append
+        while True:
+            while queue:
+                yield queue.popleft()
+            for value in iterator:
+                (append_true if pred(value) else append_false)(value)
+                break
+            else:
+                return
+
+    return gen(false_queue), gen(true_queue)
+"""
+
+
+def test_the_lines_of_a_tuple_of_the_targets_own_generators_count_as_run_and_it_replays_alike(tmp_path, monkeypatch):
+    module = _module("queues_sample", QUEUES)
+    monkeypatch.setitem(sys.modules, "queues_sample", module)
+    recorder = Recorder("queues_sample", ["partition"], 100, 10**7)
+    recorder.install()
+    falses, trues = module.partition(None, range(4))
+    assert (next(trues), list(falses), list(trues)) == (1, [0], [2, 3])
+    recorder.dump(str(tmp_path / "calls"))
+    header, records = read_calls(str(tmp_path / "calls"))
+    lines = header.recording.coverage["partition"]
+    # all of them, those of the nested generator included (pred was None: `pred = bool` ran too)
+    assert set(lines.covered) == set(lines.lines)
+    assert compare_call(module.partition, records[0], 1e-9, 0.0) is None
+    swapped = QUEUES.replace("return gen(false_queue), gen(true_queue)", "return gen(true_queue), gen(false_queue)")
+    assert compare_call(_module("queues_swapped", swapped).partition, records[0], 1e-9, 0.0)["kind"] == "yield"
