@@ -64,7 +64,8 @@ def _run(func: Any, blob: bytes, entropy: Any, limit: float) -> tuple[str, Any, 
 
     Iterator and function arguments are supplied as replay supplies them (lazy.supply), never passed as the
     recording's placeholders; the arguments are then pickled as recording keeps them, with what this call took
-    from each iterator and the calls it made to each function."""
+    from each iterator and the calls it made to each function. A lazy result is consumed to its end within the
+    limit, its body being the call's work, and kept as a test reaching its end would have kept it."""
     args, kwargs = pickle.loads(blob)
     live_args, live_kwargs, feeds = lazy.supply(args, kwargs)
     out = io.StringIO()
@@ -72,7 +73,11 @@ def _run(func: Any, blob: bytes, entropy: Any, limit: float) -> tuple[str, Any, 
     try:
         with contextlib.redirect_stdout(out), pinned_call(entropy):
             value = func(*live_args, **live_kwargs)
+            if lazy.is_lazy(value) or lazy.is_lazy_each(value):
+                value = lazy.taken_whole(value)
         outcome = "return"
+    except lazy.Unusable:  # over MAX_ITEMS items: far past anything the tests consumed, as a slow variant is
+        raise _TooSlow from None
     except Exception as exc:
         outcome, value = "exception", exc
     finally:
@@ -235,6 +240,8 @@ def _judge(func: Any, variant: Variant, blob: bytes, entropy: Any, limit: float)
         "args_after": first[3] if first[3] != first[2] else None,
         "stdout": first[4],
     }
+    if isinstance(first[1], (lazy.LazyResult, lazy.LazyResults)):
+        record["lazy"] = True  # replayed by consuming the candidate's result as recorded (to its end)
     if entropy is not None:
         record["entropy"] = entropy
     return "kept", record

@@ -608,6 +608,30 @@ def consume(result: Any, recorded: LazyResult | LazyResults) -> Consumed | Consu
     return Consumed(items, None)  # the recorded prefix, or one item past a recorded end
 
 
+def taken_whole(result: Any) -> LazyResult | LazyResults:
+    """A lazy result (or a tuple or list of them, one after the other) consumed to its end, as a test reaching
+    the end would have recorded it: what the boundary step keeps of a variant. The result's own exception
+    propagates; one over MAX_ITEMS items raises Unusable."""
+    if not is_lazy(result):
+        elements = [_taken_to_end(element) for element in result]
+        order = [index for index, element in enumerate(elements) for _ in range(len(element.items) + 1)]
+        return LazyResults(type(result).__name__, elements, order)
+    return _taken_to_end(result)
+
+
+def _taken_to_end(result: Iterator[Any]) -> LazyResult:
+    kind = kind_name(result)
+    items: list[bytes] = []
+    while True:
+        try:
+            item = next(result)
+        except StopIteration as stop:
+            return LazyResult(kind, items, ("return", pickle.dumps(stop.value, protocol=PROTOCOL), None))
+        if len(items) >= MAX_ITEMS:
+            raise Unusable(f"result is an iterator of over {MAX_ITEMS} items")
+        items.append(pickle.dumps(item, protocol=PROTOCOL))
+
+
 def drain(result: Any, recorded: LazyResult | LazyResults) -> None:
     """Timing's consumption: what `consume` takes, without keeping it (exceptions propagate)."""
     if isinstance(recorded, LazyResults):

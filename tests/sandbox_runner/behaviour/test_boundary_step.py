@@ -105,3 +105,48 @@ def test_variants_of_calls_with_function_and_iterator_arguments_run_on_what_repl
     # the one-element list [1] keeps none)
     assert refused == sum(1 for v in variants if v.target == "count_kept" and any(n > 1 for n in v.args[1]))
     assert refused >= 1
+
+
+LAZY = """
+def running(values):
+    total = 0
+    for value in values:
+        total += value
+        yield total
+
+
+def split(values):
+    return iter([v for v in values if v % 2 == 0]), (v for v in values if v % 2)
+"""
+# Drops the last running total; yields the odd values first.
+LAZY_WRONG = LAZY.replace("for value in values:", "for value in values[:-1]:").replace(
+    "return iter([v for v in values if v % 2 == 0]), (v for v in values if v % 2)",
+    "return (v for v in values if v % 2), iter([v for v in values if v % 2 == 0])",
+)
+
+
+def test_a_variant_whose_result_is_lazy_is_kept_as_consumed_to_its_end(tmp_path, monkeypatch):
+    module = types.ModuleType("lazy_variants")
+    exec(LAZY, module.__dict__)
+    monkeypatch.setitem(sys.modules, "lazy_variants", module)
+    recorder = Recorder("lazy_variants", ["running", "split"], 100, 10**7)
+    recorder.install()
+    assert list(module.running([1, 2])) == [1, 3]
+    evens, odds = module.split([1, 2, 3])
+    assert (list(odds), list(evens)) == ([1, 3], [2])
+    recorder.dump(str(tmp_path / "calls"))
+    _, records = read_calls(str(tmp_path / "calls"))
+    calls = [(index, record["target"], *pickle.loads(record["args"])) for index, record in enumerate(records)]
+    variants = derive(calls, 50)
+    wrong = types.ModuleType("lazy_variants_wrong")
+    exec(LAZY_WRONG, wrong.__dict__)
+    refused = set()
+    for variant in variants:
+        # a generator is not "not deterministic" for being another object on each run: its items are compared
+        verdict, record = boundary._keep(module, variant, None, 0.5)
+        assert verdict == "kept" and record is not None and record["lazy"], variant.change
+        assert compare_call(resolve(module, variant.target), record, 0.0, 0.0) is None
+        if compare_call(resolve(wrong, variant.target), record, 0.0, 0.0) is not None:
+            refused.add(variant.target)
+    assert {variant.target for variant in variants} == {"running", "split"}
+    assert refused == {"running", "split"}
