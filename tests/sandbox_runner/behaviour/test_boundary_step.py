@@ -52,20 +52,35 @@ def total(numbers, scale):
 TWICE = SUPPLIED.replace("if pred(item))", "if pred(item) and pred(item))")
 
 
-def _recorded(tmp_path, monkeypatch):
-    module = types.ModuleType("supplied_sample")
-    exec(SUPPLIED, module.__dict__)
-    monkeypatch.setitem(sys.modules, "supplied_sample", module)
-    recorder = Recorder("supplied_sample", ["count_kept", "total"], 100, 10**7)
+def _loaded(name: str, source: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(source, module.__dict__)
+    return module
+
+
+def _recording(name: str, source: str, targets: list[str], monkeypatch) -> tuple[types.ModuleType, Recorder]:
+    """The module, importable by name, and a recorder of its targets' calls (as the pytest plugin records)."""
+    module = _loaded(name, source)
+    monkeypatch.setitem(sys.modules, name, module)
+    recorder = Recorder(name, targets, 100, 10**7)
     recorder.install()
+    return module, recorder
+
+
+def _calls(recorder: Recorder, tmp_path) -> list[tuple]:
+    """The recorded calls as the boundary step derives variants from them: (index, target, args, kwargs)."""
+    recorder.dump(str(tmp_path / "calls"))
+    _, records = read_calls(str(tmp_path / "calls"))
+    return [(index, record["target"], *pickle.loads(record["args"])) for index, record in enumerate(records)]
+
+
+def _recorded(tmp_path, monkeypatch):
+    module, recorder = _recording("supplied_sample", SUPPLIED, ["count_kept", "total"], monkeypatch)
     floor = 1
     assert module.count_kept(lambda n: n > floor, [1, 2]) == 1
     assert module.total(iter([1, 2, 3]), 2) == 12
     assert module.total((n for n in (4, 5)), 3) == 27
-    recorder.dump(str(tmp_path / "calls"))
-    _, records = read_calls(str(tmp_path / "calls"))
-    calls = [(index, record["target"], *pickle.loads(record["args"])) for index, record in enumerate(records)]
-    return module, calls
+    return module, _calls(recorder, tmp_path)
 
 
 def test_variants_of_calls_with_function_and_iterator_arguments_run_on_what_replay_supplies(tmp_path, monkeypatch):
@@ -82,8 +97,7 @@ def test_variants_of_calls_with_function_and_iterator_arguments_run_on_what_repl
         ("count_kept", "argument 2: one-element list"),
     } <= changes
     assert not any(change.startswith("argument 1") for target, change in changes if target == "count_kept")
-    wrong = types.ModuleType("supplied_wrong")
-    exec(TWICE, wrong.__dict__)
+    wrong = _loaded("supplied_wrong", TWICE)
     refused = 0
     for variant in variants:
         verdict, record = boundary._keep(module, variant, None, 0.5)
@@ -126,20 +140,13 @@ LAZY_WRONG = LAZY.replace("for value in values:", "for value in values[:-1]:").r
 
 
 def test_a_variant_whose_result_is_lazy_is_kept_as_consumed_to_its_end(tmp_path, monkeypatch):
-    module = types.ModuleType("lazy_variants")
-    exec(LAZY, module.__dict__)
-    monkeypatch.setitem(sys.modules, "lazy_variants", module)
-    recorder = Recorder("lazy_variants", ["running", "split"], 100, 10**7)
-    recorder.install()
+    module, recorder = _recording("lazy_variants", LAZY, ["running", "split"], monkeypatch)
     assert list(module.running([1, 2])) == [1, 3]
     evens, odds = module.split([1, 2, 3])
     assert (list(odds), list(evens)) == ([1, 3], [2])
-    recorder.dump(str(tmp_path / "calls"))
-    _, records = read_calls(str(tmp_path / "calls"))
-    calls = [(index, record["target"], *pickle.loads(record["args"])) for index, record in enumerate(records)]
+    calls = _calls(recorder, tmp_path)
     variants = derive(calls, 50)
-    wrong = types.ModuleType("lazy_variants_wrong")
-    exec(LAZY_WRONG, wrong.__dict__)
+    wrong = _loaded("lazy_variants_wrong", LAZY_WRONG)
     refused = set()
     for variant in variants:
         # a generator is not "not deterministic" for being another object on each run: its items are compared
