@@ -30,6 +30,7 @@ from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.memory import memory_use
 from coderefine.evaluation.project import Project
+from coderefine.evaluation.project_run import runner_said
 from coderefine.evaluation.protocol import (
     REPORTS,
     BaselineReport,
@@ -185,8 +186,7 @@ class SandboxEvaluator:
         try:
             json.loads(outcome.stdout)
         except json.JSONDecodeError:
-            detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
-            return report_type(runner_error="the sandbox runner failed: " + detail.splitlines()[-1][:300])
+            return report_type(runner_error="the sandbox runner failed: " + runner_said(outcome))
         try:
             report = from_json(report_type, outcome.stdout)
             # The lock is held here (scope "run") or by the runner around its timing steps (scope "timing").

@@ -1,6 +1,7 @@
 """One run of the sandbox runner on a throwaway copy of the whole project: `coderefine scan`'s profile mode and
 the reach map's traced runs. The copy, its io folder and home, the request file and the job are the same for
-both; each mode brings its own request and reads its own report from the outcome."""
+both; each mode brings its own request and reads its own report from the outcome. Where the project's packages
+import from, and what to say when the runner wrote no report, are the same for both too."""
 
 from __future__ import annotations
 
@@ -14,6 +15,18 @@ from coderefine.evaluation.protocol import to_json
 from coderefine.evaluation.workspace import copy_project
 from coderefine.resources import sandbox_dir
 from coderefine.sandboxes.base import Sandbox, SandboxJob, SandboxOutcome, sandbox_env
+
+
+def import_roots(root: Path) -> tuple[str, ...]:
+    """Where the project's own packages import from: the root, and `src/` in a src layout."""
+    return (".", "src") if (root / "src").is_dir() else (".",)
+
+
+def runner_said(outcome: SandboxOutcome) -> str:
+    """The last line the runner wrote when it wrote no report (its traceback's last line, usually): what a
+    user is shown of a runner that failed."""
+    detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
+    return detail.splitlines()[-1][:300]
 
 
 def run_on_copy(

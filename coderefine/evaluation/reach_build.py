@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from coderefine.evaluation.layered import Snapshot, snapshot, tree_writes
-from coderefine.evaluation.project_run import run_on_copy
+from coderefine.evaluation.project_run import import_roots, run_on_copy, runner_said
 from coderefine.evaluation.protocol import (
     CaptureSpec,
     ProtocolError,
@@ -341,8 +341,7 @@ def _share_outcome(outcome: SandboxOutcome, limit: float) -> tuple[ReachTable | 
         json.loads(outcome.stdout)
         report = from_json(ReachReport, outcome.stdout)
     except (json.JSONDecodeError, ProtocolError):
-        detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
-        return None, "the sandbox runner failed: " + detail.splitlines()[-1][:300]
+        return None, "the sandbox runner failed: " + runner_said(outcome)
     if report.runner_error is not None:
         return None, report.runner_error
     if report.table is None:
@@ -482,11 +481,6 @@ def untraced_text(result: BuildResult, budget: float) -> str:
     if result.tests_untraced:
         text += f" ({counted(result.tests_untraced, 'collected test')} unrun)"
     return text + f", e.g. {result.untraced_files[0]}; `coderefine reach` completes the map"
-
-
-def import_roots(root: Path) -> tuple[str, ...]:
-    """Where the project's own packages import from: the root, and `src/` in a src layout (as scan's)."""
-    return (".", "src") if (root / "src").is_dir() else (".",)
 
 
 def cached_map(root: Path, cache_dir: Path) -> ReachMap | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coderefine.errors import SandboxError, UsageError
-from coderefine.evaluation.project_run import run_on_copy
+from coderefine.evaluation.project_run import import_roots, run_on_copy, runner_said
 from coderefine.evaluation.protocol import ProfileReport, ProfileRequest, ProtocolError, from_json
 from coderefine.evaluation.requests import HASH_SEED
 from coderefine.evaluation.settings import EvaluationSettings
@@ -50,11 +50,6 @@ def parse_command(text: str) -> tuple[str, ...]:
     return rest
 
 
-def import_roots(root: Path) -> tuple[str, ...]:
-    """Where the project's own packages import from: the root, and `src/` in a src layout."""
-    return (".", "src") if (root / "src").is_dir() else (".",)
-
-
 def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
     def request(workspace: Path, io_dir: Path) -> ProfileRequest:
         return ProfileRequest(
@@ -87,7 +82,6 @@ def profile_project(job: ProfileJob, sandbox: Sandbox) -> ProfileReport:
         json.loads(outcome.stdout)
         return from_json(ProfileReport, outcome.stdout)
     except json.JSONDecodeError:
-        detail = outcome.stderr.strip() or outcome.stdout.strip() or f"exit code {outcome.returncode}"
-        raise SandboxError("the sandbox runner failed while profiling: " + detail.splitlines()[-1][:300]) from None
+        raise SandboxError("the sandbox runner failed while profiling: " + runner_said(outcome)) from None
     except ProtocolError as exc:
         raise SandboxError(f"the sandbox runner's profile does not match the protocol: {exc}") from exc

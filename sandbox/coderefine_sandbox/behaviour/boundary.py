@@ -27,6 +27,7 @@ import sys
 import time
 from typing import Any
 
+from coderefine_sandbox.behaviour import lazy
 from coderefine_sandbox.behaviour.compare import deep_equal
 from coderefine_sandbox.behaviour.variants import Variant, derive, string_constants
 from coderefine_sandbox.pinning import pinned_call
@@ -58,20 +59,35 @@ def _too_slow(signum: int, frame: Any) -> None:
     raise _TooSlow
 
 
-def _run(func: Any, blob: bytes, entropy: Any, limit: float) -> tuple[str, Any, bytes, str]:
-    """(outcome, value or exception, the arguments after the call pickled, stdout) of one call."""
+def _run(func: Any, blob: bytes, entropy: Any, limit: float) -> tuple[str, Any, bytes, bytes, str]:
+    """(outcome, value or exception, the arguments before and after the call pickled, stdout) of one call.
+
+    Iterator and function arguments are supplied as replay supplies them (lazy.supply), never passed as the
+    recording's placeholders; the arguments are then pickled as recording keeps them, with what this call took
+    from each iterator and the calls it made to each function. A lazy result is consumed to its end within the
+    limit, its body being the call's work, and kept as a test reaching its end would have kept it."""
     args, kwargs = pickle.loads(blob)
+    live_args, live_kwargs, feeds = lazy.supply(args, kwargs)
     out = io.StringIO()
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         with contextlib.redirect_stdout(out), pinned_call(entropy):
-            value = func(*args, **kwargs)
+            value = func(*live_args, **live_kwargs)
+            if lazy.is_lazy(value) or lazy.is_lazy_each(value):
+                value = lazy.taken_whole(value)
         outcome = "return"
+    except lazy.Unusable:  # over MAX_ITEMS items: far past anything the tests consumed, as a slow variant is
+        raise _TooSlow from None
     except Exception as exc:
         outcome, value = "exception", exc
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    return outcome, value, pickle.dumps((args, kwargs), protocol=CALLS_PICKLE), out.getvalue()
+    if not feeds:
+        return outcome, value, blob, pickle.dumps((args, kwargs), protocol=CALLS_PICKLE), out.getvalue()
+    taken = lazy.as_recorded(feeds)
+    before = pickle.dumps(lazy.with_recorded(*pickle.loads(blob), taken), protocol=CALLS_PICKLE)
+    after = pickle.dumps(lazy.with_recorded(args, kwargs, taken), protocol=CALLS_PICKLE)
+    return outcome, value, before, after, out.getvalue()
 
 
 def _limit(module: Any, sources: list[Any]) -> float:
@@ -209,7 +225,7 @@ def _judge(func: Any, variant: Variant, blob: bytes, entropy: Any, limit: float)
         return "unpicklable", None
     if first[0] == "exception" or second[0] == "exception":
         return "raised", None
-    if not (deep_equal(first[1], second[1]) and first[2] == second[2] and first[3] == second[3]):
+    if not (deep_equal(first[1], second[1]) and first[2:] == second[2:]):
         return "not_deterministic", None
     try:
         value = pickle.dumps(first[1], protocol=CALLS_PICKLE)
@@ -217,13 +233,15 @@ def _judge(func: Any, variant: Variant, blob: bytes, entropy: Any, limit: float)
         return "unpicklable", None
     record = {
         "target": variant.target,
-        "args": blob,
+        "args": first[2],
         "test": f"<boundary: {variant.change}>",
         "outcome": "return",
         "value": value,
-        "args_after": first[2] if first[2] != blob else None,
-        "stdout": first[3],
+        "args_after": first[3] if first[3] != first[2] else None,
+        "stdout": first[4],
     }
+    if isinstance(first[1], (lazy.LazyResult, lazy.LazyResults)):
+        record["lazy"] = True  # replayed by consuming the candidate's result as recorded (to its end)
     if entropy is not None:
         record["entropy"] = entropy
     return "kept", record

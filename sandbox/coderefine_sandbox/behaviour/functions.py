@@ -196,6 +196,15 @@ def supply(recorded: FunctionArgument, log: bool) -> Supplied:
     return supplied
 
 
+def as_recorded(supplied: Supplied) -> FunctionArgument:
+    """The supplied function with the calls this call made to it, as recording keeps them (raises when a call's
+    arguments cannot be kept)."""
+    if any(isinstance(value, _Unkept) for args, kwargs in supplied.calls for value in [*args, *kwargs.values()]):
+        raise ValueError(f"{supplied.recorded.name} was called with arguments that cannot be kept")
+    calls = [keeping.dumps(call, PROTOCOL, functions=True) for call in supplied.calls]
+    return FunctionArgument(supplied.recorded.name, supplied.recorded.function, calls)
+
+
 class _Unkept:
     """A logged call's arguments that could not be kept: equal to nothing recorded."""
 

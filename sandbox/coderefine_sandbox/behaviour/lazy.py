@@ -26,6 +26,7 @@ that reason. Standard library only: this runs inside the sandbox.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import pickle
@@ -100,6 +101,21 @@ class LazyResult:
         return f"<{self.kind} of {len(self.items)} items>"
 
 
+@dataclass
+class LazyResults:
+    """A tuple or list of lazy results (`partition`: two iterators over one source) as the test consumed them:
+    each element as a LazyResult, and the order of the test's steps (the element each `next` went to, the one
+    that met an element's end included). Elements sharing a source (`itertools.tee`) may yield according to
+    that order, so replay and timing take the same steps in the same order."""
+
+    kind: str  # "tuple" or "list"
+    elements: list[LazyResult]
+    order: list[int]
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} of {len(self.elements)} iterators>"
+
+
 # ----------------------------------------------------------------------------- recording: results
 
 
@@ -115,6 +131,7 @@ class Relay:
         self.end: tuple[str, Any, Any] | None = None
         self.problem: str | None = None
         self.on_end: Callable[[], None] | None = None  # told when the result ends (recording's snapshot)
+        self.on_step: Callable[[], None] | None = None  # told before each step the test takes (Relays' order)
 
     def wrapper(self) -> Any:
         """A generator over the result (a `map`/`filter` object over it for those kinds, so the test sees the
@@ -132,6 +149,8 @@ class Relay:
         thrown: BaseException | None = None
         try:
             while True:
+                if self.on_step is not None:
+                    self.on_step()
                 try:
                     if thrown is not None:
                         item = self.resume(lambda t=thrown: result.throw(t))  # type: ignore[attr-defined]
@@ -199,6 +218,54 @@ def _same(item: Any) -> Any:
 
 def _keep(item: Any) -> bool:
     return True
+
+
+MAX_ELEMENTS = 16  # lazy elements of a tuple or list result relayed one by one (`distribute(n, ...)`: n of them)
+
+
+def is_lazy_each(value: object) -> bool:
+    """A tuple or list of lazy results (`partition`, `unzip`, `distribute`), each relayed on its own."""
+    return type(value) in (tuple, list) and 0 < len(value) <= MAX_ELEMENTS and all(is_lazy(v) for v in value)
+
+
+class Relays:
+    """What recording hands the test instead of a tuple or list of lazy results: the same kind of container of
+    relays, one per element, noting which element each of the test's steps went to. `on_end` is told when every
+    element has ended; one the test leaves unfinished is kept at the session's end, as a prefix is."""
+
+    def __init__(self, result: tuple[Any, ...] | list[Any], resume: Callable[[Callable[[], Any]], Any]) -> None:
+        self.kind = type(result).__name__
+        self.order: list[int] = []
+        self.relays = [Relay(element, resume) for element in result]
+        self.ended = 0
+        self.on_end: Callable[[], None] | None = None
+        for index, relay in enumerate(self.relays):
+            relay.on_step = functools.partial(self._step, index)
+            relay.on_end = self._ended
+
+    def _step(self, index: int) -> None:
+        if len(self.order) <= MAX_ITEMS * len(self.relays):  # past it an element is over MAX_ITEMS anyway
+            self.order.append(index)
+
+    def _ended(self) -> None:
+        self.ended += 1
+        if self.ended == len(self.relays) and self.on_end is not None:
+            self.on_end()
+
+    def wrapper(self) -> Any:
+        wrappers = [relay.wrapper() for relay in self.relays]
+        return tuple(wrappers) if self.kind == "tuple" else wrappers
+
+    def recorded(self) -> LazyResults:
+        """What the test took from each element, and in what order; raises Unusable with the reason if it cannot
+        be judged. An element the test never took from is compared as taken: not at all."""
+        for relay in self.relays:
+            if relay.problem is not None:
+                raise Unusable(relay.problem)
+        if not self.order:
+            raise Unusable(f"result is a {self.kind} of iterators the tests never consumed")
+        elements = [LazyResult(relay.kind, list(relay.items), relay.end) for relay in self.relays]
+        return LazyResults(self.kind, elements, list(self.order))
 
 
 # ----------------------------------------------------------------------------- recording: arguments
@@ -432,6 +499,24 @@ def supply(
     return live_args, live_kwargs, feeds
 
 
+def as_recorded(
+    feeds: dict[Any, Feed | functions.Supplied],
+) -> dict[Any, IteratorArgument | functions.FunctionArgument]:
+    """The supplied arguments as recording would have kept them from this call: the items the target took (and
+    whether it asked past the last one), the calls it made to each function. A call the original makes on
+    arguments other than the recorded ones (a boundary variant) is then recorded with what it did, not what the
+    recorded call did."""
+    recorded: dict[Any, IteratorArgument | functions.FunctionArgument] = {}
+    for key, feed in feeds.items():
+        if isinstance(feed, functions.Supplied):
+            recorded[key] = functions.as_recorded(feed)
+            continue
+        taken, past_end = feed.taken()
+        kept = feed.recorded
+        recorded[key] = IteratorArgument(kept.kind, kept.items[:taken], past_end, kept.raised if past_end else None)
+    return recorded
+
+
 def has_iterator_arguments(args: tuple, kwargs: dict[str, Any]) -> bool:
     """Whether a call has arguments to supply afresh: iterators, async generators or functions."""
     supplied = (IteratorArgument, functions.FunctionArgument)
@@ -468,9 +553,48 @@ class Consumed:
     end: tuple[str, Any, Any] | None  # ("return", value, None) or ("exception", exception, None)
 
 
-def consume(result: Any, recorded: LazyResult) -> Consumed:
+@dataclass
+class ConsumedEach:
+    """A tuple or list of lazy results consumed as the test consumed the recorded ones, element by element."""
+
+    elements: list[Consumed]
+
+
+def consumable(value: Any, recorded: LazyResult | LazyResults) -> bool:
+    """Whether a call's result can be consumed as the recorded one was: an iterator, or a container of the
+    recorded kind holding as many iterators. Anything else is compared as it is (a difference)."""
+    if isinstance(recorded, LazyResults):
+        return (
+            type(value).__name__ == recorded.kind
+            and type(value) in (tuple, list)
+            and len(value) == len(recorded.elements)
+            and all(hasattr(type(element), "__next__") for element in value)
+        )
+    return hasattr(type(value), "__next__")
+
+
+def consume_each(results: Any, recorded: LazyResults) -> ConsumedEach:
+    """The recorded steps taken again in their order, each from its element: an element that ends earlier than
+    recorded takes no more steps, and one that yields where the recording met the end shows an extra item."""
+    items: list[list[Any]] = [[] for _ in recorded.elements]
+    ends: list[tuple[str, Any, Any] | None] = [None for _ in recorded.elements]
+    for index in recorded.order:
+        if ends[index] is not None:
+            continue
+        try:
+            items[index].append(next(results[index]))
+        except StopIteration as stop:
+            ends[index] = ("return", stop.value, None)
+        except Exception as exc:
+            ends[index] = ("exception", exc, None)
+    return ConsumedEach([Consumed(taken, end) for taken, end in zip(items, ends, strict=True)])
+
+
+def consume(result: Any, recorded: LazyResult | LazyResults) -> Consumed | ConsumedEach:
     """Take from `result` what the test took from the recorded one: all of it (at most one item more than was
-    recorded, to see an extra one), or the recorded prefix."""
+    recorded, to see an extra one), or the recorded prefix; from a tuple or list of them, the recorded steps."""
+    if isinstance(recorded, LazyResults):
+        return consume_each(result, recorded)
     iterator = result
     items: list[Any] = []
     limit = len(recorded.items) + (1 if recorded.end is not None else 0)
@@ -484,8 +608,41 @@ def consume(result: Any, recorded: LazyResult) -> Consumed:
     return Consumed(items, None)  # the recorded prefix, or one item past a recorded end
 
 
-def drain(result: Any, recorded: LazyResult) -> None:
+def taken_whole(result: Any) -> LazyResult | LazyResults:
+    """A lazy result (or a tuple or list of them, one after the other) consumed to its end, as a test reaching
+    the end would have recorded it: what the boundary step keeps of a variant. The result's own exception
+    propagates; one over MAX_ITEMS items raises Unusable."""
+    if not is_lazy(result):
+        elements = [_taken_to_end(element) for element in result]
+        order = [index for index, element in enumerate(elements) for _ in range(len(element.items) + 1)]
+        return LazyResults(type(result).__name__, elements, order)
+    return _taken_to_end(result)
+
+
+def _taken_to_end(result: Iterator[Any]) -> LazyResult:
+    kind = kind_name(result)
+    items: list[bytes] = []
+    while True:
+        try:
+            item = next(result)
+        except StopIteration as stop:
+            return LazyResult(kind, items, ("return", pickle.dumps(stop.value, protocol=PROTOCOL), None))
+        if len(items) >= MAX_ITEMS:
+            raise Unusable(f"result is an iterator of over {MAX_ITEMS} items")
+        items.append(pickle.dumps(item, protocol=PROTOCOL))
+
+
+def drain(result: Any, recorded: LazyResult | LazyResults) -> None:
     """Timing's consumption: what `consume` takes, without keeping it (exceptions propagate)."""
+    if isinstance(recorded, LazyResults):
+        ended: set[int] = set()
+        for index in recorded.order:
+            if index not in ended:
+                try:
+                    next(result[index])
+                except StopIteration:
+                    ended.add(index)
+        return
     if recorded.end is None:
         count = len(recorded.items)
         for _ in zip(range(count), result, strict=False):

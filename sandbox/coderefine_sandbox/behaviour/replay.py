@@ -68,7 +68,7 @@ def _outcome(
                 value = func(*live_args, **live_kwargs)
                 if fresh is not None:
                     value = _awaited(value, wanted_async, recorded_lazy, fresh)
-                elif recorded_lazy is not None and hasattr(type(value), "__next__"):
+                elif recorded_lazy is not None and lazy.consumable(value, recorded_lazy):
                     value = lazy.consume(value, recorded_lazy)  # else not an iterator: compared as such
                 elif asynchronous.kind_of(value) is not None:
                     value = _Unawaited(value)  # a coroutine where the original returned a value
@@ -146,7 +146,7 @@ def compare_call(
         return {"kind": "exception", "args": args_text, "expected": expected, "got": got}
     if kind == "return":
         expected_value = pickle.loads(record["value"])
-        if isinstance(expected_value, lazy.LazyResult):
+        if isinstance(expected_value, (lazy.LazyResult, lazy.LazyResults)):
             difference = yielded_difference(expected_value, value, rel_tol, abs_tol)
             if difference is not None:
                 return {"kind": "yield", "args": args_text, **difference}
@@ -189,10 +189,21 @@ def compare_call(
     return None
 
 
-def yielded_difference(expected: lazy.LazyResult, got: Any, rel_tol: float, abs_tol: float) -> dict[str, str] | None:
+def yielded_difference(
+    expected: lazy.LazyResult | lazy.LazyResults, got: Any, rel_tol: float, abs_tol: float
+) -> dict[str, str] | None:
     """How a lazy result consumed on replay (a lazy.Consumed, or what the candidate returned if it was not an
     iterator) differs from the recorded one: an item (kinds included: a list is not a tuple), the count, or
-    the end (the return value or exception)."""
+    the end (the return value or exception). A tuple or list of them: element by element, named by index."""
+    if isinstance(expected, lazy.LazyResults):
+        if not isinstance(got, lazy.ConsumedEach):
+            wanted = f"a {expected.kind} of {len(expected.elements)} iterators"
+            return {"expected": wanted, "got": f"returned {describe(got)}"}
+        for index, (element, consumed) in enumerate(zip(expected.elements, got.elements, strict=True)):
+            difference = yielded_difference(element, consumed, rel_tol, abs_tol)
+            if difference is not None:
+                return {key: f"[{index}] {text}" for key, text in difference.items()}
+        return None
     if not isinstance(got, lazy.Consumed):
         return {"expected": f"a {expected.kind} (an iterator)", "got": f"returned {describe(got)}"}
     for position, (blob, item) in enumerate(zip(expected.items, got.items, strict=False)):

@@ -3,11 +3,13 @@
 Pure functions, no type hints needed: each argument is varied by what it is at run time. Empty and
 one-element containers, a duplicated element, sorted and reversed order, 0, 1 and a large integer, the empty
 string, a one-character string, repeated separators and newlines, non-ASCII text, and None where some recorded
-call passed None. What a correct rewrite may legitimately do differently outside the function's domain is kept
-out by staying near what the recorded calls passed (SlotFacts): a negative number only where some recorded call
-passed one, reordered sequences only where some recorded sequence was not sorted, a newline in a string only
-where some recorded string had whitespace. The rest of the domain is the original's to tell: the step that runs
-the variants (boundary.py) keeps only those on which the original returns, deterministically and fast.
+call passed None. An iterator argument (lazy.IteratorArgument) gets an empty and a one-element iterator of its
+kind; a function argument is never varied, and is supplied as replay supplies it when another argument is.
+What a correct rewrite may legitimately do differently outside the function's domain is kept out by staying
+near what the recorded calls passed (SlotFacts): a negative number only where some recorded call passed one,
+reordered sequences only where some recorded sequence was not sorted, a newline in a string only where some
+recorded string had whitespace. The rest of the domain is the original's to tell: the step that runs the
+variants (boundary.py) keeps only those on which the original returns, deterministically and fast.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from coderefine_sandbox.behaviour.lazy import ASYNC_GENERATOR, IteratorArgument
 
 LARGE_INT = 2**64 + 1  # past every fixed-width integer and float's exact range
 # "ß".upper() is "SS": a rewrite that assumes one character per character shows. "ﬁ" (a ligature) is "fi" under
@@ -158,6 +162,14 @@ def _edges(value: Any, facts: SlotFacts) -> list[tuple[str, Any]]:
         if value:
             first = next(iter(value.items()))
             found.append(("one-item dict", dict([first])))
+    elif kind is IteratorArgument and value.kind != ASYNC_GENERATOR:
+        # An iterator of the same kind over fewer of the items the target took: supplied afresh as replay
+        # supplies one (the step records what the original takes from it). An async generator is awaited only
+        # in async calls, which are not varied.
+        if value.items:
+            found.append((f"empty {value.kind}", IteratorArgument(value.kind, [], False)))
+        if len(value.items) > 1:
+            found.append((f"one-element {value.kind}", IteratorArgument(value.kind, value.items[:1], False)))
     return found
 
 
@@ -229,6 +241,8 @@ def tied_slots(calls: Calls) -> dict[str, frozenset[Slot]]:
 
 
 def _length(value: Any) -> int | None:
+    if isinstance(value, IteratorArgument):
+        return len(value.items)  # the items the target took: the size it worked on
     return len(value) if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict)) else None
 
 

@@ -99,6 +99,40 @@ class TestRun:
     # passed + failed + skipped ran
     stopped_early: bool = False
 
+    @classmethod
+    def from_outcomes(
+        cls,
+        outcomes: dict[str, str],
+        messages: dict[str, str],
+        *,
+        duration: float,
+        exit_code: int,
+        output_tail: str,
+        collected: int,
+        module_file: str | None,
+        selected: SelectionCounts | None,
+        stopped_early: bool = False,
+    ) -> TestRun:
+        """A finished run from pytest's outcome per node id ("passed", "failed", "skipped") and the failures'
+        messages: every way a run is summed up (one process, split processes, a first run's trace workers)
+        counts them alike."""
+        failures = tuple(TestFailure(node, messages.get(node, "")) for node, o in outcomes.items() if o == "failed")
+        return cls(
+            timed_out=False,
+            duration=duration,
+            exit_code=exit_code,
+            output_tail=output_tail,
+            collected=collected,
+            passed=sum(1 for o in outcomes.values() if o == "passed"),
+            failed=len(failures),
+            skipped=sum(1 for o in outcomes.values() if o == "skipped"),
+            failures=failures,
+            session_error=None,
+            module_file=module_file,
+            selected=selected,
+            stopped_early=stopped_early,
+        )
+
     @property
     def stops_the_run(self) -> bool:
         """Nothing after the tests means anything when they did not all pass (or none ran)."""

@@ -185,10 +185,12 @@ class Recorder:
             call.async_kind = kind
             self.pending.append((len(self.records), call))
             return call.relay.wrapper()
-        if lazy.is_lazy(result):
+        if lazy.is_lazy(result) or lazy.is_lazy_each(result):
             # The test consumes the result lazily, as without coderefine; the call is kept at the end of the
-            # session with what the test took by then (all of it, or a prefix).
-            call.relay = lazy.Relay(result, functools.partial(self._resume, call.printed))
+            # session with what the test took by then (all of it, or a prefix). A tuple or list of lazy results
+            # (`partition`) is relayed element by element, in the order the test took from them.
+            relay = lazy.Relay if lazy.is_lazy(result) else lazy.Relays
+            call.relay = relay(result, functools.partial(self._resume, call.printed))
             call.relay.on_end = functools.partial(_snapshot_after, call)
             self.pending.append((len(self.records), call))
             return call.relay.wrapper()
@@ -339,7 +341,7 @@ class _Pending:
     tee: _Tee
     entropy: dict[str, Any] | None
     test: str
-    relay: lazy.Relay | asynchronous.CoroutineRelay | None = None
+    relay: lazy.Relay | lazy.Relays | asynchronous.CoroutineRelay | None = None
     async_kind: str | None = None  # a coroutine or async generator (asynchronous.COROUTINE...)
     printed: io.StringIO = field(default_factory=io.StringIO)
     after: bytes | None = None  # the arguments when a lazy result ended (before the test could change them)

@@ -23,6 +23,8 @@ import sys
 import types
 from typing import Any
 
+from coderefine_sandbox.behaviour.lazy import MAX_ELEMENTS
+
 _FREE_TOOL_IDS = (3, 4, 1, 2)  # 0 debugger, 1 coverage, 2 profiler, 5 optimizer by convention; 3, 4 unused
 
 
@@ -122,9 +124,18 @@ class LineCoverage:
             result = func(*args, **kwargs)
         finally:
             sys.settrace(None)
-        if isinstance(result, types.GeneratorType) and result.gi_code in self.remaining:
+        if self._unrun_generator(result):
             return self._traced_generator(result)
+        if type(result) in (tuple, list) and 0 < len(result) <= MAX_ELEMENTS:
+            # a tuple of the target's own generators (more-itertools `partition`): their lines run as each is
+            # consumed, as a returned generator's do
+            traced = [self._traced_generator(item) if self._unrun_generator(item) else item for item in result]
+            if any(new is not old for new, old in zip(traced, result, strict=True)):
+                return type(result)(traced)
         return result
+
+    def _unrun_generator(self, value: Any) -> bool:
+        return isinstance(value, types.GeneratorType) and value.gi_code in self.remaining
 
     def traced_step(self, step: Any) -> Any:
         """One step of a target's coroutine or async generator (recording drives them a step at a time: see

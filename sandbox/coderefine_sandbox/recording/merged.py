@@ -22,7 +22,6 @@ from coderefine_sandbox.protocol import (
     RecordedTests,
     RecordingSummary,
     TargetLines,
-    TestFailure,
     TestRun,
     read_calls,
     read_json,
@@ -46,18 +45,13 @@ def merged_run(recorded: RecordedTests, workspace: str) -> TestRun:
                 if node in results.messages:
                     messages[node] = results.messages[node]
         module_file = module_file or _moved(results.module_file, share, workspace)
-    failures = tuple(TestFailure(node, messages.get(node, "")) for node, o in outcomes.items() if o == "failed")
-    return TestRun(
-        timed_out=False,
+    return TestRun.from_outcomes(
+        outcomes,
+        messages,
         duration=max((share.seconds for share in recorded.shares), default=0.0),
-        exit_code=1 if failures else 0,
+        exit_code=1 if "failed" in outcomes.values() else 0,
         output_tail="",
         collected=len(outcomes),
-        passed=sum(1 for o in outcomes.values() if o == "passed"),
-        failed=len(failures),
-        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
-        failures=failures,
-        session_error=None,
         module_file=module_file,
         selected=None,
     )

@@ -20,7 +20,6 @@ from coderefine_sandbox.process import StepTimeout, read_text, remove_stale, run
 from coderefine_sandbox.protocol import (
     FailFast,
     PytestResults,
-    TestFailure,
     TestRun,
     TestSelection,
     read_json,
@@ -107,18 +106,13 @@ def merged(found: list[PytestResults], unreported: int, stopped: bool) -> TestRu
     for results in found:
         outcomes.update(results.outcomes)
         messages.update(results.messages)
-    failures = tuple(TestFailure(node, messages.get(node, "")) for node, o in outcomes.items() if o == "failed")
-    return TestRun(
-        timed_out=False,
+    return TestRun.from_outcomes(
+        outcomes,
+        messages,
         duration=0.0,  # the caller's clock
         exit_code=max((results.exit_code for results in found), default=0),
         output_tail="",
         collected=sum(results.collected for results in found) + unreported,
-        passed=sum(1 for o in outcomes.values() if o == "passed"),
-        failed=len(failures),
-        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
-        failures=failures,
-        session_error=None,
         module_file=next((results.module_file for results in found if results.module_file), None),
         selected=found[0].selected if found else None,
         stopped_early=stopped or any(results.stopped_early for results in found),

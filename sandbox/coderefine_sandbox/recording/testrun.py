@@ -98,22 +98,13 @@ def run_tests(
             session_error=output.strip().splitlines()[-1] if output.strip() else f"exit code {proc.returncode}",
         )
     results = read_json(PytestResults, results_path)
-    outcomes = results.outcomes
-    return TestRun(
-        timed_out=False,
+    return TestRun.from_outcomes(
+        results.outcomes,
+        results.messages,
         duration=duration,
         exit_code=results.exit_code,
         output_tail=output[-3000:],
         collected=results.collected,
-        passed=sum(1 for o in outcomes.values() if o == "passed"),
-        failed=sum(1 for o in outcomes.values() if o == "failed"),
-        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
-        failures=tuple(
-            TestFailure(nodeid, results.messages.get(nodeid, ""))
-            for nodeid, outcome in outcomes.items()
-            if outcome == "failed"
-        ),
-        session_error=None,
         module_file=results.module_file,
         selected=results.selected,
         stopped_early=results.stopped_early,
@@ -176,19 +167,13 @@ def test_run_from_results(results_path: str, code: int, output: str, duration: f
         failure = TestFailure("<session>", "pytest ended without a result:\n" + output[-1500:])
         return TestRun(False, duration, code, output[-3000:], 0, 0, 1, 0, (failure,), last, None, None)
     results = read_json(PytestResults, results_path)
-    outcomes = results.outcomes
-    failures = tuple(TestFailure(n, results.messages.get(n, "")) for n, o in outcomes.items() if o == "failed")
-    return TestRun(
-        timed_out=False,
+    return TestRun.from_outcomes(
+        results.outcomes,
+        results.messages,
         duration=duration,
         exit_code=results.exit_code,
         output_tail=output[-3000:],
         collected=results.collected,
-        passed=sum(1 for o in outcomes.values() if o == "passed"),
-        failed=len(failures),
-        skipped=sum(1 for o in outcomes.values() if o == "skipped"),
-        failures=failures,
-        session_error=None,
         module_file=None,
         selected=None,  # scan and the reach map run the tests they are given: no selection
     )

@@ -288,3 +288,138 @@ def test_arguments_a_generator_changes_are_compared_as_they_were_when_it_ended(t
     assert compare_call(resolve(_module("again", source), "fill"), record, 1e-9, 0.0) is None
     wrong = _module("wrong", source.replace("sink.append(value)", "sink.append(value) if value < 2 else None"))
     assert compare_call(resolve(wrong, "fill"), record, 1e-9, 0.0)["kind"] == "mutation"
+
+
+# A tuple of lazy results (more-itertools 11's `partition`: two `compress` iterators over one tee'd source).
+PARTITION = """
+import itertools
+import operator
+
+
+def partition(pred, iterable):
+    t1, t2, p = itertools.tee(iterable, 3)
+    p1, p2 = itertools.tee(map(pred, p))
+    return (itertools.compress(t1, map(operator.not_, p1)), itertools.compress(t2, p2))
+"""
+PARTITIONS = {
+    # eager, the predicate called once per item in order as the tee'd one: the same behaviour
+    "faster": "def partition(pred, iterable):\n"
+    "    no, yes = [], []\n"
+    "    for item in iterable:\n"
+    "        (yes if pred(item) else no).append(item)\n"
+    "    return iter(no), iter(yes)\n",
+    "one more": "def partition(pred, iterable):\n"
+    "    items = list(iterable)\n"
+    "    flags = [pred(item) for item in items]\n"
+    "    return iter([i for i, f in zip(items, flags) if not f] + [0]), iter([i for i, f in zip(items, flags) if f])\n",
+    "one less": "def partition(pred, iterable):\n"
+    "    items = list(iterable)\n"
+    "    flags = [pred(item) for item in items]\n"
+    "    return iter([i for i, f in zip(items, flags) if not f]), iter([i for i, f in zip(items, flags) if f][:-1])\n",
+    "swapped": "def partition(pred, iterable):\n"
+    "    items = list(iterable)\n"
+    "    flags = [pred(item) for item in items]\n"
+    "    return iter([i for i, f in zip(items, flags) if f]), iter([i for i, f in zip(items, flags) if not f])\n",
+    "a list": "def partition(pred, iterable):\n"
+    "    items = list(iterable)\n"
+    "    flags = [pred(item) for item in items]\n"
+    "    return [iter([i for i, f in zip(items, flags) if not f]), iter([i for i, f in zip(items, flags) if f])]\n",
+}
+
+
+def test_a_tuple_of_lazy_results_is_judged_element_by_element_in_the_order_the_test_took_from_them(
+    tmp_path, monkeypatch
+):
+    module = _module("partition_sample", PARTITION)
+    monkeypatch.setitem(sys.modules, "partition_sample", module)
+    recorder = Recorder("partition_sample", ["partition"], 100, 10**7)
+    recorder.install()
+    evens, odds = module.partition(lambda n: n % 2, [1, 2, 3, 4, 5])
+    seen = [next(odds), list(evens), list(odds)]  # interleaved, as a test may
+    # The second element never taken from: nothing of it is compared. (With a lambda or an iterator argument, an
+    # eager rewrite would differ in what it called or took beyond the first item: `bool` and a list do not show.)
+    head, _ = module.partition(bool, [0, 1, 2])
+    seen.append(next(head))
+    module.partition(lambda n: n, [1])  # never consumed: unusable, with the reason
+    recorder.dump(str(tmp_path / "calls"))
+    header, records = read_calls(str(tmp_path / "calls"))
+
+    assert seen == [1, [2, 4], [3, 5], 0]  # the test saw what it sees without recording
+    assert header.recording.reasons == {"partition": {"result is a tuple of iterators the tests never consumed": 1}}
+    both, first = (pickle.loads(record["value"]) for record in records)
+    assert (both.kind, len(both.elements), both.order) == ("tuple", 2, [1, 0, 0, 0, 1, 1, 1])
+    assert [[pickle.loads(b) for b in element.items] for element in both.elements] == [[2, 4], [1, 3, 5]]
+    assert all(element.end is not None for element in both.elements)
+    assert (first.order, first.elements[1].items, first.elements[1].end) == ([0], [], None)
+
+    def verdicts(source: str) -> list[dict[str, str] | None]:
+        candidate = _module("partition_candidate", source)
+        return [compare_call(candidate.partition, record, 1e-9, 0.0) for record in records]
+
+    assert verdicts(PARTITION) == [None, None]
+    assert verdicts(PARTITIONS["faster"]) == [None, None]
+    one_more = verdicts(PARTITIONS["one more"])[0]
+    assert (one_more["kind"], one_more["expected"], one_more["got"]) == (
+        "yield",
+        "[0] 2 items, then the end",
+        "[0] 3 items, then more",
+    )
+    one_less = verdicts(PARTITIONS["one less"])
+    assert (one_less[0]["expected"], one_less[0]["got"]) == ("[1] 3 items, then the end", "[1] 2 items, then the end")
+    assert one_less[1] is None  # the test took one item of the first element only
+    swapped = verdicts(PARTITIONS["swapped"])
+    assert swapped[0]["kind"] == "yield" and swapped[0]["expected"] == "[0] item 0: 2"
+    assert swapped[1]["expected"] == "[0] item 0: 0"  # the first element's one item taken, not the second's
+    as_list = verdicts(PARTITIONS["a list"])[0]
+    assert as_list["expected"] == "a tuple of 2 iterators" and as_list["got"].startswith("returned [")
+
+    # timing takes the same steps, in the same order, keeping nothing
+    taken: list[int] = []
+    counted = (map(lambda n, i=i: taken.append(i) or n, items) for i, items in enumerate(([2, 4], [1])))
+    lazy.drain(tuple(counted), both)
+    assert taken == [1, 0, 0]  # element 1 ended after one item here: no more steps go to it
+
+
+# more-itertools 11.2.1's own `partition`: a tuple of two generators of a nested function sharing queues.
+QUEUES = """
+from collections import deque
+
+
+def partition(pred, iterable):
+    if pred is None:
+        pred = bool
+    iterator = iter(iterable)
+    false_queue = deque()
+    true_queue = deque()
+
+    def gen(queue):
+        append_false = false_queue.append
+        append_true = true_queue.append
+        while True:
+            while queue:
+                yield queue.popleft()
+            for value in iterator:
+                (append_true if pred(value) else append_false)(value)
+                break
+            else:
+                return
+
+    return gen(false_queue), gen(true_queue)
+"""
+
+
+def test_the_lines_of_a_tuple_of_the_targets_own_generators_count_as_run_and_it_replays_alike(tmp_path, monkeypatch):
+    module = _module("queues_sample", QUEUES)
+    monkeypatch.setitem(sys.modules, "queues_sample", module)
+    recorder = Recorder("queues_sample", ["partition"], 100, 10**7)
+    recorder.install()
+    falses, trues = module.partition(None, range(4))
+    assert (next(trues), list(falses), list(trues)) == (1, [0], [2, 3])
+    recorder.dump(str(tmp_path / "calls"))
+    header, records = read_calls(str(tmp_path / "calls"))
+    lines = header.recording.coverage["partition"]
+    # all of them, those of the nested generator included (pred was None: `pred = bool` ran too)
+    assert set(lines.covered) == set(lines.lines)
+    assert compare_call(module.partition, records[0], 1e-9, 0.0) is None
+    swapped = QUEUES.replace("return gen(false_queue), gen(true_queue)", "return gen(true_queue), gen(false_queue)")
+    assert compare_call(_module("queues_swapped", swapped).partition, records[0], 1e-9, 0.0)["kind"] == "yield"

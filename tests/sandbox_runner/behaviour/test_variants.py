@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "sandbox"))
 
+from coderefine_sandbox.behaviour import lazy
 from coderefine_sandbox.behaviour.variants import LARGE_INT, SlotFacts, boundary_values, derive, string_constants
 
 
@@ -134,3 +135,15 @@ def test_the_functions_own_short_string_constants_are_inserted_into_its_text_arg
     assert ("argument 1: the function's constant '~' inserted", ("I~O",)) in found
     plain = {v.change for v in derive(calls, 50)}
     assert not any("constant" in change for change in plain)  # without constants: as before
+
+
+def test_an_iterator_argument_gets_an_empty_and_a_one_element_iterator_of_its_kind_an_async_one_none():
+    taken = lazy.IteratorArgument("map", [b"a", b"b"], True)
+    assert values(taken) == {
+        "empty map": lazy.IteratorArgument("map", [], False),
+        "one-element map": lazy.IteratorArgument("map", [b"a"], False),
+    }
+    assert values(lazy.IteratorArgument("generator", [], True)) == {}  # already empty
+    assert values(lazy.IteratorArgument(lazy.ASYNC_GENERATOR, [b"a", b"b"], True)) == {}
+    # the items the target took are its size: an iterator of which it took many is not made empty
+    assert values(lazy.IteratorArgument("map", [b"a"] * 5, False), smallest=5) == {}
