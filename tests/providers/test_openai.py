@@ -103,7 +103,8 @@ def test_optimize_run_sends_model_parameters_history_and_facts(server, run_opena
         Reply(python(WRONG_SUM)),
         Reply("`total` now returns n*n: wrong for every n. Go back to attempt 0.\nVERDICT: STOP"),
     )
-    proc, report = run_openai("optimize", root / "mod.py", "--temperature", "0.2", "--seed", "7", "--timing-pairs", "3")
+    # 2 pairs a series (4 timed, not 6): the closed form is ~40,000x faster than the loop
+    proc, report = run_openai("optimize", root / "mod.py", "--temperature", "0.2", "--seed", "7", "--timing-pairs", "2")
 
     # The key in the environment chose the provider, and the console says so.
     assert report["provider"] == "openai" and report["provider_reason"] == "OPENAI_API_KEY is set"
