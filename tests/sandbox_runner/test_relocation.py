@@ -152,3 +152,24 @@ def test_a_path_resolved_through_a_layered_workspace_link_matches_the_recording_
         return str(Path(p).resolve())
 
     assert compare_call(resolved, record, 1e-9, 0.0, relocation=moved) is None
+
+
+def test_text_that_only_mentions_the_folder_is_judged_as_recorded(tmp_path, monkeypatch):
+    # docutils' column_indices counts the columns of a line of a message that names a source file: relocated,
+    # the line is as long as the candidate's folder name makes it; made again as recorded, it matches.
+    original, candidate = tmp_path / "original", tmp_path / "cand-1"
+    candidate.mkdir(parents=True)
+    line = f"|  {original}/docs/a.txt  |"
+    record = _record((line,), "return", list(range(len(line))))
+
+    def columns(text: str) -> list[int]:
+        return list(range(len(text)))
+
+    def columns_wrong(text: str) -> list[int]:
+        return list(range(len(text) - 1))
+
+    monkeypatch.chdir(candidate)
+    moved = relocation(str(original), str(candidate))
+    assert compare_call(columns, record, 1e-9, 0.0, relocation=moved) is None
+    wrong = compare_call(columns_wrong, record, 1e-9, 0.0, relocation=moved)
+    assert wrong is not None and wrong["kind"] == "return"

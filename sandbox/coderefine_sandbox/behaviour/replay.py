@@ -132,11 +132,18 @@ def compare_call(
     """None when the call behaves as recorded; else a description of the first difference.
 
     Recorded in another folder than the one replayed in (`relocation` active), the call is made and judged as
-    if recorded here. A path resolved through a layered workspace's links names the original's copy, as the
-    recording did: a returned value, message, printed text or argument equal to the recording as it was is as
-    good (`_matches`)."""
+    if recorded here. When it then differs, it is made again as recorded (the arguments as they were) and
+    matches if that matches the recording as it was: text that only mentions a path (a message holding a file
+    name, whose columns a function counts) is not a path to relocate, and a path resolved through a layered
+    workspace's links names the original's copy, as the recording did. A call is judged as before relocation
+    existed, or better."""
     outcome = _outcome(func, record, profiler, watch, relocation)
-    return _judged(outcome, record, rel_tol, abs_tol, unordered, relocation)
+    moved = relocation if relocation is not None and relocation.active else None
+    difference = _judged(outcome, record, rel_tol, abs_tol, unordered, moved)
+    if difference is None or moved is None:
+        return difference
+    as_recorded = _outcome(func, record, None, watch)
+    return None if _judged(as_recorded, record, rel_tol, abs_tol, unordered) is None else difference
 
 
 def _judged(
@@ -149,8 +156,8 @@ def _judged(
 ) -> dict[str, str] | None:
     """The first difference between a call's outcome and its recording (read as if recorded in the folder
     `relocation` names, when given)."""
-    moved = relocation if relocation is not None and relocation.active else None
-    loads = moved.loads if moved is not None else pickle.loads
+    loads = relocation.loads if relocation is not None else pickle.loads
+    text = relocation.text if relocation is not None else str
     args_text = describe(pickle.loads(record["args"]), 160)
     kind, value, exc, printed, after, taking, loop_watch = outcome
     if loop_watch is not None:  # waiting on the loop or leaving tasks makes the call judge nothing
@@ -183,7 +190,7 @@ def _judged(
                 return {"kind": "yield", "args": args_text, **difference}
         else:
             equal = unordered_equal if unordered else deep_equal
-            if not _matches(equal, expected_value, record["value"], value, rel_tol, abs_tol, moved):
+            if not equal(expected_value, value, rel_tol=rel_tol, abs_tol=abs_tol):
                 return {
                     "kind": "return",
                     "args": args_text,
@@ -193,8 +200,7 @@ def _judged(
     else:
         assert exc is not None
         got_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
-        message = record["exc_message"]
-        if got_type != record["exc_type"] or str(exc) not in (message, moved.text(message) if moved else message):
+        if got_type != record["exc_type"] or str(exc) != text(record["exc_message"]):
             return {
                 "kind": "exception",
                 "args": args_text,
@@ -204,14 +210,14 @@ def _judged(
     if taking is not None:
         return {"kind": "consumption", "args": args_text, "expected": taking[0], "got": taking[1]}
     expected_after = loads(record["args_after"] or record["args"])
-    if not _matches(deep_equal, expected_after, record["args_after"] or record["args"], after, rel_tol, abs_tol, moved):
+    if not deep_equal(expected_after, after, rel_tol=rel_tol, abs_tol=abs_tol):
         return {
             "kind": "mutation",
             "args": args_text,
             "expected": describe(expected_after),
             "got": describe(after),
         }
-    if printed not in (record["stdout"], moved.text(record["stdout"]) if moved else record["stdout"]):
+    if printed != text(record["stdout"]):
         return {
             "kind": "stdout",
             "args": args_text,
@@ -219,21 +225,6 @@ def _judged(
             "got": describe(printed),
         }
     return None
-
-
-def _matches(
-    equal: Callable[..., bool],
-    expected: Any,
-    blob: bytes,
-    got: Any,
-    rel_tol: float,
-    abs_tol: float,
-    moved: Relocation | None,
-) -> bool:
-    """`got` equal to the recorded value (`expected`, relocated by `moved`), or to it as recorded (`blob`)."""
-    if equal(expected, got, rel_tol=rel_tol, abs_tol=abs_tol):
-        return True
-    return moved is not None and equal(pickle.loads(blob), got, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
 def yielded_difference(
