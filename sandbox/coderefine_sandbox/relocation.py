@@ -62,7 +62,9 @@ class Relocation:
         return value  # the same object when nothing changed: the walk tells a change by identity
 
     def data(self, value: bytes) -> bytes:
-        if not self.active:
+        # A pickle (a lazy result's items, an iterator argument's) is left whole: its strings are
+        # length-prefixed, and a folder of another length would break it.
+        if not self.active or value[:1] == b"\x80":
             return value
         for pattern in self._data:
             if pattern.search(value) is not None:
@@ -84,6 +86,17 @@ class Relocation:
     def loads(self, blob: bytes) -> Any:
         """A recorded pickle, relocated."""
         return self.value(pickle.loads(blob))
+
+    def touches(self, blob: bytes) -> bool:
+        """Whether relocating this recorded pickle changes anything in it."""
+        if not self.active:
+            return False
+        try:
+            walk = _Walk(self)
+            walk.go(pickle.loads(blob), 0)
+            return walk.changed
+        except Exception:
+            return False
 
     def blob(self, blob: bytes) -> bytes:
         """A recorded pickle relocated and pickled again (the timing worker unpickles it afresh each pass); as it

@@ -173,3 +173,22 @@ def test_text_that_only_mentions_the_folder_is_judged_as_recorded(tmp_path, monk
     assert compare_call(columns, record, 1e-9, 0.0, relocation=moved) is None
     wrong = compare_call(columns_wrong, record, 1e-9, 0.0, relocation=moved)
     assert wrong is not None and wrong["kind"] == "return"
+
+
+def test_a_call_is_made_again_only_when_relocation_changed_something_in_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    moved = relocation("/run/original", str(tmp_path))
+    made = []
+
+    def counted(text: str) -> int:
+        made.append(text)
+        return len(text) + 1  # wrong
+
+    assert compare_call(counted, _record(("plain",), "return", 5), 1e-9, 0.0, relocation=moved) is not None
+    assert made == ["plain"]  # nothing relocated: judged once, as it was made
+    made.clear()
+    assert compare_call(counted, _record(("/run/original/a",), "return", 99), 1e-9, 0.0, relocation=moved)
+    assert made == [f"{tmp_path}/a", "/run/original/a"]  # relocated, then as recorded
+    # A pickle inside a recorded value (a lazy result's items) is left whole: its strings are length-prefixed.
+    inner = pickle.dumps("/run/original/a")
+    assert moved.data(inner) is inner and pickle.loads(moved.value([inner])[0]) == "/run/original/a"
