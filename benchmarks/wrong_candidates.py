@@ -1,7 +1,7 @@
 """Wrong candidates on real libraries: does coderefine refuse every one, and still accept the correct ones?
 
     python benchmarks/wrong_candidates.py [--cache DIR] [--only NAME,...] [--kinds KIND,...] [--sandbox process]
-                                          [--json out.json]
+                                          [--no-ratio] [--json out.json]
 
 Each data file in benchmarks/wrong_candidates/ (TOML, one per library) lists candidates for functions of a
 pinned sdist: `function`, `file`, `kind`, `expected` ("refused" or "accepted"), `why` and `code`. Kinds:
@@ -18,7 +18,12 @@ private selection cache (the first run on a project state traces which tests rea
 
 Printed per library: wrong candidates caught / total, each with what caught it (the failing test, the
 input the tests never tried, a recorded call), correct candidates accepted / total (with the reason of
-any lost), and seconds. A wrong candidate accepted is a false accept (FALSE ACCEPT); one refused only for
+any lost), and seconds. Beside each correct candidate's verdict and the tool's figure stands an independent
+ratio (wrong_candidates_ratio.py, unless --no-ratio): the original and the candidate timed in a plain loop
+on the arguments the library's own tests call the function with, so a lost candidate that is simply not
+faster shows as such. A correct candidate refused because the function's recorded calls are too fast to time
+("speed not measured: too fast to measure reliably ...") is counted as unmeasurable, not lost: the tool
+says why, and no timing could tell. A wrong candidate accepted is a false accept (FALSE ACCEPT); one refused only for
 not being faster passed every check of correctness (MISSED): a faster version of the same mistake would
 have been accepted, so it counts against the checks, not for them.
 """
@@ -44,6 +49,7 @@ else:  # a dependency of coderefine's before 3.11
     import tomli as tomllib
 
 DATA = Path(__file__).resolve().parent / "wrong_candidates"
+RATIO = Path(__file__).resolve().parent / "wrong_candidates_ratio.py"
 DEFAULT_CACHE = Path.home() / ".cache" / "coderefine-bench" / "real-projects"
 CONTINUE = "Keep the behaviour exactly.\nVERDICT: CONTINUE"
 
@@ -74,8 +80,10 @@ class Outcome:
     candidate: Candidate
     verdict: str  # accepted, rejected, or "not run"
     reason: str
-    refused_by: str  # test, boundary input, recorded call, speed, other ("" when accepted)
+    refused_by: str  # test, boundary input, recorded call, unmeasurable, speed, other ("" when accepted)
     seconds: float | None  # this candidate's evaluation
+    speedup: float | None = None  # the tool's figure, when it timed the candidate
+    speedup_ci: tuple[float, float] | None = None
 
     @property
     def caught(self) -> bool:
@@ -127,6 +135,8 @@ def refused_by(reason: str) -> str:
         return "test"
     if reason.startswith("behaviour changed on"):
         return "recorded call"
+    if "too fast to measure" in reason:
+        return "unmeasurable"  # the function's recorded calls, not the candidate: nothing could time them
     if "faster" in reason or "speed" in reason or "measure" in reason:
         return "speed"
     return "other"
@@ -164,13 +174,37 @@ def run_function(tree: Path, candidates: list[Candidate], env: dict[str, str], s
             continue
         it = iterations[number]
         verdict, reason = it.get("verdict", "?"), it.get("reason", "")
+        interval = it.get("speedup_ci")
         outcomes.append(
-            Outcome(candidate, verdict, reason, "" if verdict == "accepted" else refused_by(reason), it.get("seconds"))
+            Outcome(
+                candidate,
+                verdict,
+                reason,
+                "" if verdict == "accepted" else refused_by(reason),
+                it.get("seconds"),
+                it.get("speedup"),
+                (interval[0], interval[1]) if interval else None,
+            )
         )
     return outcomes
 
 
-def bench_library(library: LibrarySet, cache: Path, sandbox: str) -> dict:
+def independent_ratio(tree: Path, candidate: Candidate, env: dict[str, str]) -> dict:
+    """wrong_candidates_ratio.py on a correct candidate, in a process of its own under `nice -n 10`."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(candidate.code)
+    try:
+        argv = ["nice", "-n", "10", sys.executable, str(RATIO), str(tree), candidate.file, candidate.function, fh.name]
+        proc = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True)
+    finally:
+        os.unlink(fh.name)
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {"error": (proc.stderr.strip() or f"exit {proc.returncode}")[-300:]}
+
+
+def bench_library(library: LibrarySet, cache: Path, sandbox: str, ratio: bool = True) -> dict:
     tree = unpacked(library.name, library.version, cache)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache / "xdg-wrong-candidates"), "NO_COLOR": "1"}
     for name in ("OPENAI_API_KEY", "CODEREFINE_PROVIDER", "CODEREFINE_BASE_URL", "OPENAI_BASE_URL"):
@@ -181,12 +215,17 @@ def bench_library(library: LibrarySet, cache: Path, sandbox: str) -> dict:
         by_function.setdefault((candidate.file, candidate.function), []).append(candidate)
     started = time.perf_counter()
     outcomes: list[Outcome] = []
+    ratios: dict[Candidate, dict] = {}
     runs = []
     for candidates in by_function.values():
         # wrong ones first: each is then judged against the original, not against an accepted rewrite
         ordered = sorted(candidates, key=lambda c: not c.wrong)
         began = time.perf_counter()
         outcomes += run_function(tree, ordered, env, sandbox)
+        if ratio:
+            for candidate in ordered:
+                if not candidate.wrong:
+                    ratios[candidate] = independent_ratio(tree, candidate, env)
         runs.append({"function": ordered[0].function, "seconds": round(time.perf_counter() - began, 1)})
     wrong = [o for o in outcomes if o.candidate.wrong]
     correct = [o for o in outcomes if not o.candidate.wrong]
@@ -200,6 +239,7 @@ def bench_library(library: LibrarySet, cache: Path, sandbox: str) -> dict:
         "missed": sum(o.verdict == "rejected" and not o.caught for o in wrong),  # refused only as not faster
         "correct_total": len(correct),
         "correct_accepted": sum(o.verdict == "accepted" for o in correct),
+        "correct_unmeasurable": sum(o.refused_by == "unmeasurable" for o in correct),
         "candidates": [
             {
                 "function": o.candidate.function,
@@ -211,6 +251,9 @@ def bench_library(library: LibrarySet, cache: Path, sandbox: str) -> dict:
                 "caught": o.caught,
                 "reason": o.reason,
                 "seconds": o.seconds,
+                "speedup": o.speedup,
+                "speedup_ci": list(o.speedup_ci) if o.speedup_ci else None,
+                "independent": ratios.get(o.candidate),
             }
             for o in outcomes
         ],
@@ -222,23 +265,45 @@ def print_library(row: dict) -> None:
     print(
         f"\n{row['library']}: wrong caught {row['wrong_caught']}/{row['wrong_total']} (false accepts "
         f"{row['false_accepts']}, missed {row['missed']}), correct accepted {row['correct_accepted']}/"
-        f"{row['correct_total']}, "
+        f"{row['correct_total']} (unmeasurable {row['correct_unmeasurable']}), "
         f"{row['seconds']:.0f} s ({runs})"
     )
     for c in row["candidates"]:
         if c["kind"] == "correct":
-            mark = "ok" if c["verdict"] == "accepted" else "lost"
+            unmeasurable = c["refused_by"] == "unmeasurable"
+            mark = "ok" if c["verdict"] == "accepted" else "unmeasurable" if unmeasurable else "lost"
         else:
             mark = "ok" if c["caught"] else "FALSE ACCEPT" if c["verdict"] == "accepted" else "MISSED"
         by = f" by {c['refused_by']}" if c["refused_by"] else ""
         seconds = f"{c['seconds']:.1f} s" if c["seconds"] is not None else "-"
         print(f"  {mark:12} {c['function']:24} {c['kind']:9} {c['verdict']}{by} ({seconds}): {c['reason'][:170]}")
+        if c["kind"] == "correct":
+            print(f"  {'':12} {'':24} {'':9} {figures(c)}")
 
 
-def run_all(cache: Path, only: set[str], sandbox: str, kinds: set[str] = frozenset()) -> list[dict]:
+def figures(candidate: dict) -> str:
+    """A correct candidate's speed: the tool's figure and the independent plain-loop ratio."""
+    tool = "tool: not timed"
+    if candidate["speedup"] is not None:
+        low, high = candidate["speedup_ci"] or (float("nan"), float("nan"))
+        tool = f"tool: {candidate['speedup']:.2f}x [{low:.2f}, {high:.2f}]"
+    ratio = candidate.get("independent")
+    if not ratio:
+        return tool
+    if "error" in ratio:
+        return f"{tool}; plain loop: {ratio['error']}"
+    return (
+        f"{tool}; plain loop: {ratio['ratio']:.2f}x (pairs {ratio['pair_median']:.2f}x "
+        f"[{ratio['pair_low']:.2f}, {ratio['pair_high']:.2f}]), {ratio['original_ns']:.0f} -> "
+        f"{ratio['candidate_ns']:.0f} ns per call over {ratio['calls']} test calls, "
+        f"{ratio['differing_calls']} differing"
+    )
+
+
+def run_all(cache: Path, only: set[str], sandbox: str, kinds: set[str] = frozenset(), ratio: bool = True) -> list[dict]:
     rows = []
     for library in load_sets(only, kinds):
-        row = bench_library(library, cache, sandbox)
+        row = bench_library(library, cache, sandbox, ratio)
         print_library(row)
         rows.append(row)
     if rows:
@@ -246,7 +311,8 @@ def run_all(cache: Path, only: set[str], sandbox: str, kinds: set[str] = frozens
         print(
             f"\nall: wrong caught {sum(r['wrong_caught'] for r in rows)}/{wrong} (false accepts "
             f"{sum(r['false_accepts'] for r in rows)}, missed {sum(r['missed'] for r in rows)}), correct accepted "
-            f"{sum(r['correct_accepted'] for r in rows)}/{sum(r['correct_total'] for r in rows)}, "
+            f"{sum(r['correct_accepted'] for r in rows)}/{sum(r['correct_total'] for r in rows)} (unmeasurable "
+            f"{sum(r['correct_unmeasurable'] for r in rows)}), "
             f"{sum(r['seconds'] for r in rows):.0f} s"
         )
     return rows
@@ -258,12 +324,13 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated library names")
     parser.add_argument("--kinds", default="", help="comma-separated kinds (e.g. correct): only those candidates")
     parser.add_argument("--sandbox", default="process")
+    parser.add_argument("--no-ratio", action="store_true", help="no independent plain-loop ratio")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     cache = args.cache.expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
     kinds = {kind for kind in args.kinds.split(",") if kind}
-    rows = run_all(cache, {name for name in args.only.split(",") if name}, args.sandbox, kinds)
+    rows = run_all(cache, {name for name in args.only.split(",") if name}, args.sandbox, kinds, not args.no_ratio)
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1))
 

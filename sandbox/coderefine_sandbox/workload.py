@@ -25,6 +25,7 @@ class Call:
     target: str
     record: dict[str, Any]
     held_out: bool = False  # never shown to the model: a speedup must hold on these too
+    origin: str | None = None  # the working folder it was recorded in (relocation.py)
 
 
 def held_out_indices(records: list[dict[str, Any]]) -> frozenset[int]:
@@ -51,13 +52,19 @@ def add_import_paths(workspace: str, import_root: str) -> None:
 def load_calls(calls_path: str, exclude_path: str | None, hold_out: bool = True) -> list[Call]:
     """The calls of a calls file, less those the original does not repeat (an UnstableCalls file, if any);
     with `hold_out` off, none is held out (boundary variants: their inputs are what the model is shown)."""
-    _, records = read_calls(calls_path)
+    header, records = read_calls(calls_path)
     excluded: set[int] = set()
     if exclude_path and os.path.exists(exclude_path):
         excluded = set(read_json(UnstableCalls, exclude_path).indices)
     held = held_out_indices(records) if hold_out else frozenset()
     return [
-        Call(index=i, target=record["target"], record=record, held_out=i in held)
+        Call(
+            index=i,
+            target=record["target"],
+            record=record,
+            held_out=i in held,
+            origin=record.get("folder") or header.folder,
+        )
         for i, record in enumerate(records)
         if i not in excluded
     ]

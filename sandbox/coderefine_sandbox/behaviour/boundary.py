@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
             continue
         records.append(record)
         kept[variant.target] = kept.get(variant.target, 0) + 1
-    write_calls(request.out, CallsHeader(module=request.module, recording=None), records)
+    write_calls(request.out, CallsHeader(module=request.module, recording=None, folder=request.workspace), records)
     report = BoundaryReport(
         derived=len(variants),
         kept=kept,

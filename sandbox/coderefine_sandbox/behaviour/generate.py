@@ -166,7 +166,7 @@ def main(argv: list[str]) -> int:
             recorded = [r for r in (_record(target, func, example) for example in examples) if r is not None]
             generated[target] = len(recorded)
             records.extend(recorded)
-    write_calls(request.out, CallsHeader(module=request.module, recording=None), records)
+    write_calls(request.out, CallsHeader(module=request.module, recording=None, folder=request.workspace), records)
     # unstable and usable are the runner's to find out: it replays these calls on the original
     report = GeneratedReport(generated=generated, skipped=skipped, unstable=0, usable=0, error=error)
     write_json(request.report, report)

@@ -30,6 +30,7 @@ from coderefine_sandbox.behaviour.compare import deep_equal, describe, unordered
 from coderefine_sandbox.behaviour.memory import PeakMeter, chosen_calls
 from coderefine_sandbox.pinning import pinned_call
 from coderefine_sandbox.protocol import HotSpot, MismatchExample, ReplayReport, ReplayRequest, read_json, write_json
+from coderefine_sandbox.relocation import Relocation, relocation
 from coderefine_sandbox.workload import (
     add_import_paths,
     import_module,
@@ -45,14 +46,22 @@ REPEATS = 64  # calls replayed a second time, in reverse order, to find state th
 Watch = Callable[[], contextlib.AbstractContextManager[None]]
 
 
+Outcome = tuple[str, Any, Any, str, tuple, "tuple[str, str] | None", "asynchronous.LoopWatch | None"]
+
+
 def _outcome(
-    func: Any, record: dict[str, Any], profiler: cProfile.Profile | None, watch: Watch | None = None
-) -> tuple[str, Any, Any, str, tuple, tuple[str, str] | None, asynchronous.LoopWatch | None]:
+    func: Any,
+    record: dict[str, Any],
+    profiler: cProfile.Profile | None,
+    watch: Watch | None = None,
+    relocation: Relocation | None = None,
+) -> Outcome:
     """The call's outcome, what it printed, its arguments after it, how its taking from iterator arguments
     differed from the recording's (None: as recorded), and for an async call what its event loop saw. A lazy
     result is consumed as the test consumed the recorded one (lazy.consume), inside the same window: the
-    generator's body is the call's work; an async one is awaited (or consumed) on a fresh loop of its own."""
-    args, kwargs = pickle.loads(record["args"])
+    generator's body is the call's work; an async one is awaited (or consumed) on a fresh loop of its own.
+    The arguments are read as if recorded in the folder replayed in (`relocation`)."""
+    args, kwargs = relocation.loads(record["args"]) if relocation is not None else pickle.loads(record["args"])
     live_args, live_kwargs, feeds = lazy.supply(args, kwargs)
     recorded_lazy = pickle.loads(record["value"]) if record.get("lazy") else None
     wanted_async = asynchronous.expected_kind(record)
@@ -118,10 +127,48 @@ def compare_call(
     profiler: cProfile.Profile | None = None,
     unordered: bool = False,
     watch: Watch | None = None,
+    relocation: Relocation | None = None,
 ) -> dict[str, str] | None:
-    """None when the call behaves as recorded; else a description of the first difference."""
+    """None when the call behaves as recorded; else a description of the first difference.
+
+    Recorded in another folder than the one replayed in (`relocation` active), the call is made and judged as
+    if recorded here. When it then differs, it is made again as recorded (the arguments as they were) and
+    matches if that matches the recording as it was: text that only mentions a path (a message holding a file
+    name, whose columns a function counts) is not a path to relocate, and a path resolved through a layered
+    workspace's links names the original's copy, as the recording did. A call is judged as before relocation
+    existed, or better."""
+    outcome = _outcome(func, record, profiler, watch, relocation)
+    moved = relocation if relocation is not None and relocation.active else None
+    difference = _judged(outcome, record, rel_tol, abs_tol, unordered, moved)
+    if difference is None or moved is None or not _touched(record, moved):
+        return difference  # as relocated is as recorded: nothing to try again
+    as_recorded = _outcome(func, record, None, watch)
+    return None if _judged(as_recorded, record, rel_tol, abs_tol, unordered) is None else difference
+
+
+def _touched(record: dict[str, Any], relocation: Relocation) -> bool:
+    """Whether relocation changed anything the call is made or judged on."""
+    blobs = (record["args"], record.get("value"), record.get("args_after"))
+    texts = (record.get("exc_message"), record.get("stdout"))
+    return any(text is not None and relocation.text(text) is not text for text in texts) or any(
+        blob is not None and relocation.touches(blob) for blob in blobs
+    )
+
+
+def _judged(
+    outcome: Outcome,
+    record: dict[str, Any],
+    rel_tol: float,
+    abs_tol: float,
+    unordered: bool,
+    relocation: Relocation | None = None,
+) -> dict[str, str] | None:
+    """The first difference between a call's outcome and its recording (read as if recorded in the folder
+    `relocation` names, when given)."""
+    loads = relocation.loads if relocation is not None else pickle.loads
+    text = relocation.text if relocation is not None else str
     args_text = describe(pickle.loads(record["args"]), 160)
-    kind, value, exc, printed, after, taking, loop_watch = _outcome(func, record, profiler, watch)
+    kind, value, exc, printed, after, taking, loop_watch = outcome
     if loop_watch is not None:  # waiting on the loop or leaving tasks makes the call judge nothing
         waited = loop_watch.difference()
         if waited is not None:
@@ -131,7 +178,7 @@ def compare_call(
         if wanted is not None:
             expected = f"a {wanted}"
         elif record["outcome"] == "return":
-            expected = f"returned {describe(pickle.loads(record['value']))}"
+            expected = f"returned {describe(loads(record['value']))}"
         else:
             expected = f"raised {record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}"
         return {"kind": "return", "args": args_text, "expected": expected, "got": value.text}
@@ -139,15 +186,15 @@ def compare_call(
         if kind == "exception":
             assert exc is not None
             got = f"raised {type(exc).__name__}: {describe(str(exc), 120)}"
-            expected = f"returned {describe(pickle.loads(record['value']))}"
+            expected = f"returned {describe(loads(record['value']))}"
         else:
             got = f"returned {describe(value)}"
             expected = f"raised {record['exc_type'].rsplit('.', 1)[-1]}: {describe(record['exc_message'], 120)}"
         return {"kind": "exception", "args": args_text, "expected": expected, "got": got}
     if kind == "return":
-        expected_value = pickle.loads(record["value"])
+        expected_value = loads(record["value"])
         if isinstance(expected_value, (lazy.LazyResult, lazy.LazyResults)):
-            difference = yielded_difference(expected_value, value, rel_tol, abs_tol)
+            difference = yielded_difference(expected_value, value, rel_tol, abs_tol, loads)
             if difference is not None:
                 return {"kind": "yield", "args": args_text, **difference}
         else:
@@ -162,7 +209,7 @@ def compare_call(
     else:
         assert exc is not None
         got_type = f"{type(exc).__module__}.{type(exc).__qualname__}"
-        if got_type != record["exc_type"] or str(exc) != record["exc_message"]:
+        if got_type != record["exc_type"] or str(exc) != text(record["exc_message"]):
             return {
                 "kind": "exception",
                 "args": args_text,
@@ -171,7 +218,7 @@ def compare_call(
             }
     if taking is not None:
         return {"kind": "consumption", "args": args_text, "expected": taking[0], "got": taking[1]}
-    expected_after = pickle.loads(record["args_after"] or record["args"])
+    expected_after = loads(record["args_after"] or record["args"])
     if not deep_equal(expected_after, after, rel_tol=rel_tol, abs_tol=abs_tol):
         return {
             "kind": "mutation",
@@ -179,7 +226,7 @@ def compare_call(
             "expected": describe(expected_after),
             "got": describe(after),
         }
-    if printed != record["stdout"]:
+    if printed != text(record["stdout"]):
         return {
             "kind": "stdout",
             "args": args_text,
@@ -190,24 +237,29 @@ def compare_call(
 
 
 def yielded_difference(
-    expected: lazy.LazyResult | lazy.LazyResults, got: Any, rel_tol: float, abs_tol: float
+    expected: lazy.LazyResult | lazy.LazyResults,
+    got: Any,
+    rel_tol: float,
+    abs_tol: float,
+    loads: Callable[[bytes], Any] = pickle.loads,
 ) -> dict[str, str] | None:
     """How a lazy result consumed on replay (a lazy.Consumed, or what the candidate returned if it was not an
     iterator) differs from the recorded one: an item (kinds included: a list is not a tuple), the count, or
-    the end (the return value or exception). A tuple or list of them: element by element, named by index."""
+    the end (the return value or exception). A tuple or list of them: element by element, named by index.
+    `loads` reads the recorded items (relocated, or as they are)."""
     if isinstance(expected, lazy.LazyResults):
         if not isinstance(got, lazy.ConsumedEach):
             wanted = f"a {expected.kind} of {len(expected.elements)} iterators"
             return {"expected": wanted, "got": f"returned {describe(got)}"}
         for index, (element, consumed) in enumerate(zip(expected.elements, got.elements, strict=True)):
-            difference = yielded_difference(element, consumed, rel_tol, abs_tol)
+            difference = yielded_difference(element, consumed, rel_tol, abs_tol, loads)
             if difference is not None:
                 return {key: f"[{index}] {text}" for key, text in difference.items()}
         return None
     if not isinstance(got, lazy.Consumed):
         return {"expected": f"a {expected.kind} (an iterator)", "got": f"returned {describe(got)}"}
     for position, (blob, item) in enumerate(zip(expected.items, got.items, strict=False)):
-        wanted = pickle.loads(blob)
+        wanted = loads(blob)
         if not deep_equal(wanted, item, rel_tol=rel_tol, abs_tol=abs_tol):
             return {"expected": f"item {position}: {describe(wanted)}", "got": f"item {position}: {describe(item)}"}
     if len(got.items) != len(expected.items):
@@ -221,7 +273,7 @@ def yielded_difference(
     if got.end is None or got.end[0] != want_kind:
         return {"expected": f"then {_end_text(expected.end)}", "got": f"then {_end_text(got.end, live=True)}"}
     if want_kind == "return":
-        wanted = pickle.loads(want_value)
+        wanted = loads(want_value)
         if not deep_equal(wanted, got.end[1], rel_tol=rel_tol, abs_tol=abs_tol):
             return {"expected": f"then returned {describe(wanted)}", "got": f"then returned {describe(got.end[1])}"}
         return None
@@ -286,7 +338,15 @@ def main(argv: list[str]) -> int:
         nonlocal held_out_mismatches
         reading = meter if meter is not None and not repeat and call.index in measured else None
         difference = _difference(
-            module, call, tolerances.rel_tol, tolerances.abs_tol, prof, call.target in unordered, recorder, reading
+            module,
+            call,
+            tolerances.rel_tol,
+            tolerances.abs_tol,
+            prof,
+            call.target in unordered,
+            recorder,
+            request.workspace,
+            reading,
         )
         if difference is None:
             return
@@ -339,9 +399,11 @@ def _difference(
     profiler: cProfile.Profile | None,
     unordered: bool,
     recorder: Recorder,
+    workspace: str,
     meter: PeakMeter | None = None,
 ) -> dict[str, str] | None:
-    """One call replayed and compared, inside the audit window; any failure to do so is a difference."""
+    """One call replayed and compared, inside the audit window, as if recorded in `workspace` (the folder
+    replayed in); any failure to do so is a difference."""
     try:
         func = resolve(module, call.target)
     except Exception as exc:
@@ -355,6 +417,7 @@ def _difference(
             profiler,
             unordered=unordered,
             watch=lambda: _watched(recorder, call, meter),
+            relocation=relocation(call.origin, workspace),
         )
     except Exception as exc:  # e.g. the expected value cannot be unpickled against this module
         return {"kind": "error", "args": "", "expected": "a comparable outcome", "got": _error(exc)}

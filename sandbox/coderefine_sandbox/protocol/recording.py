@@ -232,6 +232,10 @@ class CallsHeader:
 
     module: str
     recording: RecordingSummary | None
+    # The working folder the calls were recorded in (the workspace the tests or the original ran in): replayed
+    # elsewhere, the calls are read as if recorded there (relocation.py). A record's own "folder" (calls merged
+    # from workers' copies) comes first; None: the calls name no folder.
+    folder: str | None = None
 
 
 # The calls themselves are pickled: each holds the user's arguments and outcome, themselves pickled (the

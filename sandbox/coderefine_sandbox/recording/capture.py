@@ -15,6 +15,7 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import io
+import os
 import pickle
 import sys
 import threading
@@ -68,6 +69,8 @@ class Recorder:
         self.reasons: dict[str, dict[str, int]] = {}
         self.pending: list[tuple[int, _Pending]] = []  # calls whose lazy results the tests are consuming
         self.placed: list[tuple[int, dict[str, Any]]] = []
+        # The tests run from the workspace: its paths in the recorded values are relocated on replay elsewhere.
+        self.folder = os.getcwd()
 
     # -- patching
 
@@ -325,7 +328,7 @@ class Recorder:
             reasons=self.reasons,
             calls_per_test=self.calls_per_test,
         )
-        write_calls(path, CallsHeader(module=self.module_name, recording=summary), self.records)
+        write_calls(path, CallsHeader(module=self.module_name, recording=summary, folder=self.folder), self.records)
 
 
 @dataclass

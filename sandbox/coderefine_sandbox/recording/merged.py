@@ -69,6 +69,10 @@ def merge_calls(recorded: RecordedTests, out: str, workspace: str, limits: Captu
     per_target: dict[str, int] = {}
     size = 0
     truncated = any(summary.truncated for summary in summaries)
+    # Each worker recorded in its own copy: every record keeps the folder it was recorded in (relocation.py).
+    for _, header, records in parts:
+        for record in records:
+            record.setdefault("folder", header.folder)
     for record in _in_turn([records for _, _, records in parts]):
         target = record["target"]
         if per_target.get(target, 0) >= limits.max_calls_per_target:

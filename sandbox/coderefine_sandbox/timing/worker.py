@@ -66,6 +66,7 @@ from coderefine_sandbox.protocol import (
     read_json,
     write_json,
 )
+from coderefine_sandbox.relocation import relocation
 from coderefine_sandbox.timing.imports import preload
 from coderefine_sandbox.timing.sampling import read_sample
 from coderefine_sandbox.workload import (
@@ -206,8 +207,16 @@ def build_workload(request: TimingWorkerRequest) -> tuple[list[Entry], list[str]
     preload(request.preload, request.workspace)  # what both versions import: the same on both sides, untimed
     module = timed_import(request.module)
     distinct = timed_calls(request.calls, request.exclude)
+    # Each call made as if recorded in the workspace timed, as the replay makes it (relocation.py): a path
+    # argument into the recording's folder would send the candidate down another path than the original.
     workload = [
-        (resolve(module, call.target), call.record["args"], call.record.get("entropy"), call.held_out, _shape(call))
+        (
+            resolve(module, call.target),
+            relocation(call.origin, request.workspace).blob(call.record["args"]),
+            call.record.get("entropy"),
+            call.held_out,
+            _shape(call),
+        )
         for call, _ in distinct
     ]
     return workload, [call.target for call, _ in distinct], [count for _, count in distinct]
