@@ -34,6 +34,10 @@ ALWAYS_PINNED = (
 )
 
 
+# Each run's compiled bytecode, in its io folder (RunnerRequest.pycache): outside the project tree, gone with the run.
+PYCACHE = "pycache"
+
+
 @dataclass(frozen=True)
 class Learned:
     """What the baseline established that shapes every candidate's request."""
@@ -75,7 +79,9 @@ class Requests:
         test_workers: int = 1,
     ) -> RunnerRequest:
         request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
-        return replace(request, fail_fast=fail_fast, test_workers=test_workers)
+        # the baseline's bytecode cache sits in its io folder, which a candidate's sandbox only reads
+        original_pycache = str(self.baseline_io / PYCACHE)
+        return replace(request, fail_fast=fail_fast, test_workers=test_workers, original_pycache=original_pycache)
 
     def _request(
         self,
@@ -119,6 +125,7 @@ class Requests:
             program=self._program(mode, learned),
             timing_lock=str(settings.timing_lock) if self._locks_timing_steps else None,
             boundary=self._boundary_paths(mode, learned),
+            pycache=str(io_dir / PYCACHE),
         )
 
     def _boundary_paths(self, mode: Mode, learned: Learned) -> BoundaryPaths | None:
