@@ -77,11 +77,19 @@ class Requests:
         learned: Learned,
         fail_fast: FailFast | None = None,
         test_workers: int = 1,
+        test_seconds: Path | None = None,
     ) -> RunnerRequest:
         request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
         # the baseline's bytecode cache sits in its io folder, which a candidate's sandbox only reads
         original_pycache = str(self.baseline_io / PYCACHE)
-        return replace(request, fail_fast=fail_fast, test_workers=test_workers, original_pycache=original_pycache)
+        seconds = str(test_seconds) if test_seconds is not None else None
+        return replace(
+            request,
+            fail_fast=fail_fast,
+            test_workers=test_workers,
+            original_pycache=original_pycache,
+            test_seconds=seconds,
+        )
 
     def _request(
         self,

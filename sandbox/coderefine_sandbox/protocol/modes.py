@@ -81,6 +81,9 @@ class RunnerRequest:
     # (the candidate cannot write there: the original's timing never runs what a candidate compiled). None: none.
     pycache: str | None = None
     original_pycache: str | None = None
+    # Candidate: a TimedTests file of the original's run (the baseline's, or the first trace's): the split
+    # deals test files by their seconds, not by their count (one networkx file takes 10 s, its neighbour 0.1 s)
+    test_seconds: str | None = None
 
 
 @dataclass

@@ -13,7 +13,7 @@ Standard library only: this runs inside the sandbox.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from coderefine_sandbox.process import StepTimeout, read_text, remove_stale, run_steps_side_by_side
@@ -30,21 +30,31 @@ from coderefine_sandbox.protocol import (
 _PYTEST_TESTS_FAILED = 1  # pytest's exit code when a test failed
 
 
-def shares(node_ids: Sequence[str], fail_fast: FailFast | None, workers: int) -> list[tuple[str, ...]]:
-    """The tests of each process: whole files, the likeliest to fail first, the counts kept even."""
+def shares(
+    node_ids: Sequence[str], fail_fast: FailFast | None, workers: int, seconds: Mapping[str, float] | None = None
+) -> list[tuple[str, ...]]:
+    """The tests of each process: whole files, the likeliest to fail first, then the longest; each file to the
+    process with the least so far. What a file weighs: its tests' seconds in the original's run when known (a
+    test it did not time counts as their mean), else its count of tests."""
     by_file: dict[str, list[str]] = {}
     for node in node_ids:
         by_file.setdefault(node.split("::")[0], []).append(node)
     if workers < 2 or len(by_file) < 2:
         return [tuple(node_ids)]
+    timed = seconds or {}
+    known = [timed[node] for node in node_ids if node in timed]
+    usual = sum(known) / len(known) if known else 1.0
+    weight = {name: sum(timed.get(node, usual) for node in nodes) for name, nodes in by_file.items()}
     first = [node.split("::")[0] for node in fail_fast.first] if fail_fast is not None else []
     preferred = list(fail_fast.files) if fail_fast is not None else []
     rank = {name: index for index, name in enumerate(dict.fromkeys([*first, *preferred]))}
-    files = sorted(by_file, key=lambda name: (rank.get(name, len(rank)), -len(by_file[name]), name))
+    files = sorted(by_file, key=lambda name: (rank.get(name, len(rank)), -weight[name], name))
     dealt: list[list[str]] = [[] for _ in range(min(workers, len(files)))]
+    loads = [0.0] * len(dealt)
     for name in files:
-        lightest = min(range(len(dealt)), key=lambda index: len(dealt[index]))
+        lightest = loads.index(min(loads))
         dealt[lightest] += by_file[name]
+        loads[lightest] += weight[name]
     return [tuple(share) for share in dealt]
 
 
