@@ -26,7 +26,6 @@ from pathlib import Path
 
 from coderefine.errors import NoTestsFound, SandboxError
 from coderefine.evaluation import programs, reports
-from coderefine.evaluation.bytecode import seed_from_baseline
 from coderefine.evaluation.diagnosis import baseline_failure
 from coderefine.evaluation.layered import module_imported_from_workspace, shadow_project, snapshot, tree_writes
 from coderefine.evaluation.memory import memory_use
@@ -41,7 +40,7 @@ from coderefine.evaluation.protocol import (
     from_json,
     to_json,
 )
-from coderefine.evaluation.requests import ALWAYS_PINNED, PYCACHE, Learned, Requests
+from coderefine.evaluation.requests import ALWAYS_PINNED, Learned, Requests
 from coderefine.evaluation.selection import (
     Selection,
     after_baseline,
@@ -452,7 +451,6 @@ class SandboxEvaluator:
             write_module(workspace, self.project.target, candidate.code, self.with_bom)
             setup = time.perf_counter() - began
             io_dir.mkdir()
-            seed_from_baseline(self.io_dir / PYCACHE, io_dir / PYCACHE, workspace)
             order = fail_fast_order(self.project.module_name, self.calls_per_test, self.failures)
             request = self.requests.candidate(
                 workspace, io_dir, self.candidate_timeout, self.learned, order, self.test_workers, self.test_seconds

@@ -34,10 +34,6 @@ ALWAYS_PINNED = (
 )
 
 
-# Each run's compiled bytecode, in its io folder (RunnerRequest.pycache): outside the project tree, gone with the run.
-PYCACHE = "pycache"
-
-
 @dataclass(frozen=True)
 class Learned:
     """What the baseline established that shapes every candidate's request."""
@@ -80,16 +76,8 @@ class Requests:
         test_seconds: Path | None = None,
     ) -> RunnerRequest:
         request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
-        # the baseline's bytecode cache sits in its io folder, which a candidate's sandbox only reads
-        original_pycache = str(self.baseline_io / PYCACHE)
         seconds = str(test_seconds) if test_seconds is not None else None
-        return replace(
-            request,
-            fail_fast=fail_fast,
-            test_workers=test_workers,
-            original_pycache=original_pycache,
-            test_seconds=seconds,
-        )
+        return replace(request, fail_fast=fail_fast, test_workers=test_workers, test_seconds=seconds)
 
     def _request(
         self,
@@ -133,7 +121,6 @@ class Requests:
             program=self._program(mode, learned),
             timing_lock=str(settings.timing_lock) if self._locks_timing_steps else None,
             boundary=self._boundary_paths(mode, learned),
-            pycache=str(io_dir / PYCACHE),
         )
 
     def _boundary_paths(self, mode: Mode, learned: Learned) -> BoundaryPaths | None:

@@ -118,26 +118,13 @@ def base_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
     # The workspace copy must shadow any installed (e.g. editable) copy of the user's package.
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONHASHSEED"] = str(request.hash_seed)
-    env.update(bytecode_env(request, workspace))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["CODEREFINE_MODULE"] = request.module_name
     # The steps' temporary area, apart from HOME: what a module writes here is not a new power (audit.py).
     temp = os.path.join(request.io_dir, "tmp")
     os.makedirs(temp, exist_ok=True)
     env["TMPDIR"] = temp
     return env
-
-
-def bytecode_env(request: RunnerRequest, workspace: str) -> dict[str, str]:
-    """Where a step keeps and finds compiled bytecode: outside the tree, in the run's cache (request.pycache) for
-    the steps importing from the run's workspace; the baseline's, read only, for a candidate's steps importing the
-    original. On networkx, importing the package from source costs 0.52 s of CPU and from bytecode 0.13 s, and
-    collecting its suite 14 s against 3 s: paid by every pytest process, replay and timing worker of a run."""
-    here = os.path.normpath(workspace)
-    if request.pycache and here == os.path.normpath(request.workspace):
-        return {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": request.pycache}  # empty: not set, for Python
-    if request.original_pycache and here == os.path.normpath(request.original_workspace):
-        return {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": request.original_pycache}
-    return {"PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def step_argv(step: str, step_request: object, path: str) -> list[str]:

@@ -75,12 +75,6 @@ class RunnerRequest:
     # Candidate: pytest processes its selected tests are split across, by test file, side by side (1: one run;
     # recording/split.py). The host asks for more only where the tests write nothing into the project tree.
     test_workers: int = 1
-    # Compiled bytecode kept between the run's steps (PYTHONPYCACHEPREFIX) instead of compiling the project and its
-    # test files again in every step (process.base_env): `pycache`, this run's, written by the steps importing from
-    # `workspace`; `original_pycache`, the baseline's, only read by a candidate's steps importing the original
-    # (the candidate cannot write there: the original's timing never runs what a candidate compiled). None: none.
-    pycache: str | None = None
-    original_pycache: str | None = None
     # Candidate: a TimedTests file of the original's run (the baseline's, or the first trace's): the split
     # deals test files by their seconds, not by their count (one networkx file takes 10 s, its neighbour 0.1 s)
     test_seconds: str | None = None
