@@ -51,6 +51,11 @@ def shares(
     rank = {name: index for index, name in enumerate(dict.fromkeys([*first, *preferred]))}
     files = sorted(by_file, key=lambda name: (rank.get(name, len(rank)), -weight[name], name))
     dealt: list[list[str]] = [[] for _ in range(min(workers, len(files)))]
+    # The likeliest to fail lead the processes; the rest go longest first (each process runs its tests in the
+    # fail-fast order whatever the dealing: `first` names every test that called a target, so ranking all the
+    # files by it would deal them in that order and leave a long file to the end, one process running on alone)
+    lead, rest = files[: len(dealt)], files[len(dealt) :]
+    files = [*lead, *sorted(rest, key=lambda name: (-weight[name], rank.get(name, len(rank)), name))]
     loads = [0.0] * len(dealt)
     for name in files:
         lightest = loads.index(min(loads))

@@ -37,6 +37,12 @@ def test_with_the_originals_seconds_the_longest_files_are_dealt_first_to_the_pro
     by_count = shares(nodes, None, 2)
     assert {"t/test_k.py", "t/test_c.py"} <= {node.split("::")[0] for node in by_count[1]}
     assert shares(nodes, None, 2, {}) == by_count  # nothing timed: by their counts, as before
+    # every test ranked by its calls to the target (the fail-fast order names them all): the two likeliest files
+    # lead the processes, the rest go longest first, so the slow file ranked last does not run on alone
+    ranked = FailFast(first=(nodes[123], *nodes[10:123], *nodes[:10]), files=())
+    first, second = shares(nodes, ranked, 2, seconds)
+    assert first[0] == "t/test_new.py::n" and second[0] == "t/test_p.py::p0"
+    assert {node.split("::")[0] for node in first} == {"t/test_new.py", "t/test_k.py"}
 
 
 @pytest.mark.slow  # real pytest processes
