@@ -34,7 +34,6 @@ from coderefine.evaluation.reach_map import (
     cache_file,
     counted,
     file_prints,
-    in_batches,
     list_test_files,
     nearest_first,
     plan_update,
@@ -42,6 +41,7 @@ from coderefine.evaluation.reach_map import (
     project_hashes,
     python_files,
     read_map,
+    round_robin,
     split_files,
     write_map,
 )
@@ -60,9 +60,6 @@ class BuildOptions:
     pass_env: tuple[str, ...] = ()
     full: bool = False  # ignore the cached map: trace every test
     deadline: float = 0.0  # seconds after which each worker stops collecting and running (0: none)
-    # A first trace's shares, taken in turn by the workers, share one deadline: `deadline` seconds after this
-    # time.monotonic() reading (0: each worker's deadline counts from its own start)
-    trace_started: float = 0.0
     # A first run's trace: each worker also records the target's calls, kept under `keep` (a folder per worker
     # with its calls, its tests' outcomes and a RecordedShare in share.json) for the baseline to take
     record: CaptureSpec | None = None
@@ -81,7 +78,6 @@ class BuildResult:
     untraced_files: tuple[str, ...] = ()  # test files not (wholly) traced: a deadline or a failed worker
     tests_untraced: int = 0
     nodes: int = 0  # --engine ray: the cluster nodes the workers ran on
-    shares: int = 0  # a first trace: the shares its workers took in turn
 
     def to_dict(self) -> dict[str, object]:
         functions_reached = len({n for numbers in self.reach.tests.values() for n in numbers})
@@ -138,20 +134,17 @@ def first_trace(
     options: BuildOptions,
     sandbox: Sandbox,
 ) -> BuildResult:
-    """A bounded first map: the test files in `ranked`'s order (nearest to the target first) cut into shares
-    that the workers take in turn (reach_map.in_batches), all stopping `options.deadline` seconds after the
-    trace began; what it leaves out is named and traced by a later build."""
+    """A bounded first map: the test files in `ranked`'s order (nearest to the target first) dealt to the
+    workers, each stopping at `options.deadline`; what it leaves out is named and traced by a later build."""
     started = time.perf_counter()
     root = root.resolve()
     hashes = project_hashes(root)
     test_files = list_test_files(hashes, python_files(root))
     order = tuple(name for name, _ in ranked)
     update = Update(True, order, (), (), (), "a first trace, nearest first")
-    shares = [(files, ()) for files in in_batches(order, options.jobs)]
-    options = replace(options, trace_started=time.monotonic())
+    shares = [(files, ()) for files in round_robin(order, options.jobs)]
     path = cache_file(options.cache_dir, root)
-    result = _finish(root, path, None, update, hashes, test_files, shares, options, sandbox, started)
-    return replace(result, workers=min(len(shares), max(1, options.jobs)), shares=len(shares))
+    return _finish(root, path, None, update, hashes, test_files, shares, options, sandbox, started)
 
 
 Share = tuple[tuple[str, ...], tuple[str, ...]]  # whole test files, single tests
@@ -267,11 +260,6 @@ def _share_text(files: tuple[str, ...], nodes: tuple[str, ...]) -> str:
     return " and ".join(parts)
 
 
-# A first trace's share is not started with less of the trace's time left than this: its pytest start alone
-# (the project imported, the conftest run) takes a few seconds.
-LEAST_SHARE_SECONDS = 3.0
-
-
 def run_share(
     root: Path,
     universe: tuple[str, ...],
@@ -281,12 +269,6 @@ def run_share(
     nodes: tuple[str, ...],
     others: bool,
 ) -> tuple[ReachTable | None, str | None]:
-    deadline = options.deadline
-    if options.trace_started and deadline > 0:
-        deadline -= time.monotonic() - options.trace_started
-        if deadline < LEAST_SHARE_SECONDS:  # the trace's time is up before this share started: named untraced
-            untraced = sorted({*files, *(node.split("::")[0] for node in nodes)})
-            return ReachTable((), {}, {}, "", tuple(untraced)), None
     before: list[Snapshot] = []
 
     def request(workspace: Path, io_dir: Path) -> ReachRequest:
@@ -302,7 +284,7 @@ def run_share(
             universe=universe,
             others=others,
             test_patterns=python_files(root),
-            deadline=deadline,
+            deadline=options.deadline,
             timeout=options.timeout,
             hash_seed=HASH_SEED,
             record=options.record,
@@ -470,20 +452,12 @@ def bounded_first_map(
         if total[i]
     )
     recorded = _recorded_shares(keep) if record is not None and keep is not None else ()
-    # The baseline reads its test time as the longest share's (recording/merged.py): with shares taken in turn
-    # that is the trace's whole wall time, as when each worker ran one share (it sets the candidates' time limit).
-    recorded = tuple(replace(share, seconds=result.seconds) for share in recorded)
     note = (
         f"no map yet: traced {sum(done)} of {counted(len(ranked), 'test file')} nearest first ({ranks}) with "
-        f"{counted(result.workers, 'worker')}{_shares_text(result)} in {result.seconds:.1f}s"
+        f"{counted(result.workers, 'worker')} in {result.seconds:.1f}s"
         f"{', recording the calls in the same run' if recorded else ''}, saved as the project's reach map"
     )
     return MapForRun(result.reach, note + untraced_text(result, budget), recorded)
-
-
-def _shares_text(result: BuildResult) -> str:
-    """' (8 shares taken in turn)' when the workers took more shares than there are workers."""
-    return f" ({result.shares} shares taken in turn)" if result.shares > result.workers else ""
 
 
 def _recorded_shares(keep: Path) -> tuple[RecordedShare, ...]:

@@ -182,7 +182,7 @@ def apply_update(
             if test in old.outcomes:
                 outcomes[test] = old.outcomes[test]
     for table in tables:
-        tracer = table.tracer or tracer  # a share the deadline left unstarted names no tracer
+        tracer = table.tracer
         for test, numbers in table.tests.items():
             tests.setdefault(test, set()).update(table.functions[number] for number in numbers)
         outcomes.update(table.outcomes)
@@ -334,33 +334,6 @@ def round_robin(files: tuple[str, ...], workers: int) -> list[tuple[str, ...]]:
     """Files in the given order dealt to `workers` shares, so that every worker starts with the nearest ones."""
     count = max(1, min(workers, len(files)))
     return [files[index::count] for index in range(count) if files[index::count]]
-
-
-# A batch's shares hold at least this many test files: each share pays a pytest start of its own (the project
-# imported and compiled again, its conftest run), about 2-3 s of CPU on networkx.
-SMALLEST_SHARE = 8
-
-
-def in_batches(files: tuple[str, ...], workers: int, smallest: int = SMALLEST_SHARE) -> list[tuple[str, ...]]:
-    """Files in the given order cut into shares that `workers` take in turn, each the next one as it finishes.
-
-    Each batch is half the files left, dealt round robin into `workers` shares, until a batch's shares would
-    hold fewer than `smallest` files; the files left then make the last batch. How long a test file runs is
-    unknown before it ran (its size says little: networkx's two round-robin halves were 1.12 and 1.17 MB and
-    took 27 and 58 s of CPU), so equal shares dealt once leave a core idle while one worker runs on; shares that
-    shrink let the worker that is done first take the next, and the nearest files still come first."""
-    if workers < 2:
-        return [files] if files else []
-    shares: list[tuple[str, ...]] = []
-    rest = files
-    while rest:
-        if len(rest) <= 2 * workers * smallest:
-            batch, rest = rest, ()
-        else:
-            half = (len(rest) + 1) // 2
-            batch, rest = rest[:half], rest[half:]
-        shares += round_robin(batch, workers)
-    return shares
 
 
 # ----------------------------------------------------------------------------- the cache

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from coderefine.evaluation.protocol import ReachTable
-from coderefine.evaluation.reach_build import BuildOptions, run_share
 from coderefine.evaluation.reach_map import (
     ReachMap,
-    Update,
     apply_update,
     build_map,
     fingerprints,
-    in_batches,
     list_test_files,
     nearest_first,
     plan_update,
@@ -170,36 +166,3 @@ def test_a_change_inside_one_function_retraces_only_the_tests_that_ran_it():
     assert comment.node_ids == () and comment.functions == ()
     module = plan_update(old, hashes, TESTS, lambda name: {**changed, "<module>": "M"})  # an import, a constant
     assert set(module.node_ids) == {"tests/test_core.py::test_public", "tests/test_other.py::test_other"}
-
-
-def test_in_batches_halves_what_is_left_into_shares_the_workers_take_in_turn_nearest_first():
-    files = tuple(f"tests/test_{i:03}.py" for i in range(258))
-    shares = in_batches(files, 2)
-    # networkx's 258 test files on 2 cores: halves of what is left, dealt round robin, down to 8 files a share
-    assert [len(share) for share in shares] == [65, 64, 33, 32, 16, 16, 16, 16]
-    assert sorted(name for share in shares for name in share) == list(files)  # every file once
-    assert shares[0][:2] == ("tests/test_000.py", "tests/test_002.py") and shares[1][0] == "tests/test_001.py"
-    assert all(max(shares[i]) < min(shares[i + 2]) for i in range(len(shares) - 2))  # nearest first, batch by batch
-    assert in_batches(files[:32], 2) == round_robin(files[:32], 2)  # a small suite: one share per worker
-    assert in_batches(files[:20], 1) == [files[:20]]  # one core: one share, no second pytest start
-    assert in_batches((), 2) == []
-
-
-def test_a_first_trace_share_started_past_the_traces_deadline_is_named_untraced_without_a_run(tmp_path):
-    options = BuildOptions(tmp_path, tmp_path / "cache", 2, 160.0, 512, deadline=100.0)
-    late = replace(options, trace_started=time.monotonic() - 99.0)  # 1 s left: less than a pytest start
-    nodes = ("tests/test_b.py::test_x",)
-    table, failure = run_share(tmp_path, (), late, None, ("tests/test_a.py",), nodes, False)  # type: ignore[arg-type]
-    assert failure is None and table is not None
-    assert table.tests == {} and table.untraced_files == ("tests/test_a.py", "tests/test_b.py")
-    # the map keeps the tracer the started shares name
-    reach = apply_update(
-        None,
-        Update(True, ("tests/test_a.py",), (), (), (), "first"),
-        [ReachTable(("m.py::f",), {"tests/test_c.py::test_y": (0,)}, {}, "instrument"), table],
-        root=str(tmp_path),
-        built_at="now",
-        hashes={},
-        test_files=("tests/test_a.py", "tests/test_b.py", "tests/test_c.py"),
-    )
-    assert reach.tracer == "instrument"
