@@ -51,7 +51,7 @@ from coderefine.evaluation.selection import (
     widening_failed,
 )
 from coderefine.evaluation.settings import EvaluationSettings
-from coderefine.evaluation.test_order import FailureHistory, fail_fast_order
+from coderefine.evaluation.test_order import FailureHistory, fail_fast_order, write_test_seconds
 from coderefine.evaluation.timing_lock import exclusive_lock
 from coderefine.evaluation.verdicts import judge_sufficiency, too_fast
 from coderefine.evaluation.workspace import copy_project, write_module
@@ -136,6 +136,7 @@ class SandboxEvaluator:
         self.failures = FailureHistory()
         self.candidate_timeout = settings.test_timeout
         self.test_workers = 1  # pytest processes a candidate's tests are split across (set by the baseline)
+        self.test_seconds: Path | None = None  # what the original's tests took, which the split deals them by
         self.counter = 0
         # Candidates' workspaces are links into the original's copy until something shows that unsound
         # (see layered.py); then full copies, with the reason kept for the report.
@@ -213,6 +214,7 @@ class SandboxEvaluator:
         if written:
             self._use_copies(f"the tests write into the project tree (e.g. {written[0]})")
         self.test_workers = split_test_workers(tests.duration, written, self.settings.draft_workers)
+        self.test_seconds = write_test_seconds(self.io_dir) if self.test_workers > 1 else None
         capture = report.capture
         self_check = report.self_check
         if self_check is not None and self_check.problem is not None:
@@ -451,7 +453,7 @@ class SandboxEvaluator:
             io_dir.mkdir()
             order = fail_fast_order(self.project.module_name, self.calls_per_test, self.failures)
             request = self.requests.candidate(
-                workspace, io_dir, self.candidate_timeout, self.learned, order, self.test_workers
+                workspace, io_dir, self.candidate_timeout, self.learned, order, self.test_workers, self.test_seconds
             )
             report = self._run(request, io_dir, (self.original_ws, self.io_dir))
         finally:

@@ -73,9 +73,11 @@ class Requests:
         learned: Learned,
         fail_fast: FailFast | None = None,
         test_workers: int = 1,
+        test_seconds: Path | None = None,
     ) -> RunnerRequest:
         request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
-        return replace(request, fail_fast=fail_fast, test_workers=test_workers)
+        seconds = str(test_seconds) if test_seconds is not None else None
+        return replace(request, fail_fast=fail_fast, test_workers=test_workers, test_seconds=seconds)
 
     def _request(
         self,

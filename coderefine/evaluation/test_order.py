@@ -10,8 +10,9 @@ every test; only a rejection gets cheaper. The original's run is never fail-fast
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from coderefine.evaluation.protocol import FailFast
+from coderefine.evaluation.protocol import FailFast, ProtocolError, PytestResults, TimedTests, read_json, write_json
 from coderefine.records import TestReport
 
 
@@ -54,3 +55,26 @@ def fail_fast_order(module_name: str, calls_per_test: dict[str, int], history: F
         key=lambda node: (-calls_per_test[node], node.split("::")[0] not in own),
     )
     return FailFast(first=(*failed_first, *by_calls), files=files)
+
+
+# The files of a baseline's io folder holding the original's pytest results: its own run's, or the first trace's
+# workers' (copied there by the evaluator), each with the seconds its tests took.
+RESULTS_FILES = ("pytest-results.json", "recorded-*/pytest-results.json")
+
+
+def write_test_seconds(io_dir: Path) -> Path | None:
+    """The seconds each test took in the original's run, in one TimedTests file beside them that candidates'
+    split test runs deal their files by (the sandbox's recording/split.py); None when no test was timed."""
+    seconds: dict[str, float] = {}
+    for path in sorted({found for pattern in RESULTS_FILES for found in io_dir.glob(pattern)}):
+        try:
+            results = read_json(PytestResults, str(path))
+        except (ProtocolError, OSError, ValueError):
+            continue  # a run that wrote no complete results times nothing
+        for node, took in results.durations.items():
+            seconds[node] = max(took, seconds.get(node, 0.0))
+    if not seconds:
+        return None
+    out = io_dir / "test-seconds.json"
+    write_json(str(out), TimedTests(seconds))
+    return out

@@ -3,9 +3,12 @@ fail-fast run that stopped at its first failure (verdicts.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from coderefine import records
 from coderefine.evaluation import verdicts
-from coderefine.evaluation.test_order import FailureHistory, fail_fast_order, own_test_files
+from coderefine.evaluation.protocol import PytestResults, TimedTests, read_json, write_json
+from coderefine.evaluation.test_order import FailureHistory, fail_fast_order, own_test_files, write_test_seconds
 from coderefine.records import BehaviorReport, Evaluation
 
 
@@ -78,3 +81,20 @@ def test_a_run_stopped_at_its_first_failure_says_which_test_and_how_many_ran():
     )
     ran_all = Evaluation(tests=failed("t::a"), behavior=BehaviorReport(5, 0), timing=None, metrics={})
     assert verdicts.correctness_problem(ran_all) == "1 test failed: t::a"  # as before when nothing was left
+
+
+def test_the_originals_test_seconds_are_gathered_from_its_run_and_the_first_traces_workers(tmp_path):
+    def results(path: Path, durations: dict[str, float]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        outcomes = dict.fromkeys(durations, "passed")
+        write_json(str(path), PytestResults(len(durations), 0, outcomes, {}, None, None, durations=durations))
+
+    assert write_test_seconds(tmp_path) is None  # no run timed anything: the split goes by counts
+    results(tmp_path / "recorded-0" / "pytest-results.json", {"t/test_a.py::a": 2.5, "t/test_b.py::b": 0.1})
+    results(tmp_path / "recorded-1" / "pytest-results.json", {"t/test_c.py::c": 0.3, "t/test_b.py::b": 0.2})
+    (tmp_path / "recorded-2").mkdir()
+    (tmp_path / "recorded-2" / "pytest-results.json").write_text("{")  # a worker stopped while writing
+    written = write_test_seconds(tmp_path)
+    assert written is not None and written.parent == tmp_path
+    seconds = read_json(TimedTests, str(written)).seconds
+    assert seconds == {"t/test_a.py::a": 2.5, "t/test_b.py::b": 0.2, "t/test_c.py::c": 0.3}

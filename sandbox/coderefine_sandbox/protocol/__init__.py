@@ -90,6 +90,7 @@ from coderefine_sandbox.protocol.recording import (
     TestFailure,
     TestRun,
     TestSelection,
+    TimedTests,
     read_calls,
     write_calls,
 )
@@ -163,6 +164,7 @@ __all__ = [
     "TestFailure",
     "TestRun",
     "TestSelection",
+    "TimedTests",
     "TimingParameters",
     "TimingReport",
     "TimingSample",

@@ -75,6 +75,9 @@ class RunnerRequest:
     # Candidate: pytest processes its selected tests are split across, by test file, side by side (1: one run;
     # recording/split.py). The host asks for more only where the tests write nothing into the project tree.
     test_workers: int = 1
+    # Candidate: a TimedTests file of the original's run (the baseline's, or the first trace's): the split
+    # deals test files by their seconds, not by their count (one networkx file takes 10 s, its neighbour 0.1 s)
+    test_seconds: str | None = None
 
 
 @dataclass

@@ -42,6 +42,13 @@ class TestSelection:
 
 
 @dataclass(frozen=True)
+class TimedTests:
+    """Seconds each test took in the original's run (node id -> seconds): RunnerRequest.test_seconds."""
+
+    seconds: dict[str, float]
+
+
+@dataclass(frozen=True)
 class FailFast:
     """A candidate's test run that stops at its first failure, running the tests most likely to fail first.
 
@@ -193,6 +200,8 @@ class PytestResults:
     module_file: str | None  # where the module under judgement (CODEREFINE_MODULE) was imported from
     selected: SelectionCounts | None  # what a TestSelection kept (None: no selection was asked for)
     stopped_early: bool = False  # a FailFast run stopped at a failure before running every collected test
+    # node id -> seconds its setup, call and teardown took: what splits a later run's tests evenly (split.py)
+    durations: dict[str, float] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- the calls file

@@ -44,6 +44,7 @@ class _State:
         self.selector: Selector | None = None
         self.fail_fast: FailFast | None = None
         self.session: pytest.Session | None = None
+        self.durations: dict[str, float] = {}
 
 
 _state = _State()
@@ -163,6 +164,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     nodeid = report.nodeid
+    _state.durations[nodeid] = _state.durations.get(nodeid, 0.0) + float(report.duration or 0.0)
     if report.when == "call" or (report.when in ("setup", "teardown") and report.outcome != "passed"):
         previous = _state.outcomes.get(nodeid)
         outcome = "failed" if report.failed else report.outcome
@@ -198,6 +200,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         module_file=getattr(module, "__file__", None),
         selected=SelectionCounts(**selector.counts()) if selector is not None else None,
         stopped_early=bool(session.shouldfail) and len(_state.outcomes) < session.testscollected,
+        durations={node: round(seconds, 4) for node, seconds in _state.durations.items()},
     )
     if path:
         write_json(path, results)

@@ -4,7 +4,8 @@ On a large suite a candidate's test run is most of its verification: networkx's 
 take 45-50 s of CPU in one process. Split over the machine's cores, an acceptance pays about that divided by
 the cores. Each process gets whole test files (their module-scoped fixtures stay together), dealt so that the
 files of the tests most likely to fail (the fail-fast order) come first in different processes, and the
-processes' test counts stay even. A fail-fast run stops every process when one of them fails: the rejection
+processes' loads stay even: the seconds the files' tests took in the original's run (RunnerRequest.test_seconds),
+or their counts of tests where none was timed. A fail-fast run stops every process when one of them fails: the rejection
 stays cheap. The results merge into one `TestRun`, as one process would have written it.
 
 Standard library only: this runs inside the sandbox.
@@ -13,7 +14,7 @@ Standard library only: this runs inside the sandbox.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from coderefine_sandbox.process import StepTimeout, read_text, remove_stale, run_steps_side_by_side
@@ -29,21 +30,36 @@ from coderefine_sandbox.protocol import (
 _PYTEST_TESTS_FAILED = 1  # pytest's exit code when a test failed
 
 
-def shares(node_ids: Sequence[str], fail_fast: FailFast | None, workers: int) -> list[tuple[str, ...]]:
-    """The tests of each process: whole files, the likeliest to fail first, the counts kept even."""
+def shares(
+    node_ids: Sequence[str], fail_fast: FailFast | None, workers: int, seconds: Mapping[str, float] | None = None
+) -> list[tuple[str, ...]]:
+    """The tests of each process: whole files, the likeliest to fail first, then the longest; each file to the
+    process with the least so far. What a file weighs: its tests' seconds in the original's run when known (a
+    test it did not time counts as their mean), else its count of tests."""
     by_file: dict[str, list[str]] = {}
     for node in node_ids:
         by_file.setdefault(node.split("::")[0], []).append(node)
     if workers < 2 or len(by_file) < 2:
         return [tuple(node_ids)]
+    timed = seconds or {}
+    known = [timed[node] for node in node_ids if node in timed]
+    usual = sum(known) / len(known) if known else 1.0
+    weight = {name: sum(timed.get(node, usual) for node in nodes) for name, nodes in by_file.items()}
     first = [node.split("::")[0] for node in fail_fast.first] if fail_fast is not None else []
     preferred = list(fail_fast.files) if fail_fast is not None else []
     rank = {name: index for index, name in enumerate(dict.fromkeys([*first, *preferred]))}
-    files = sorted(by_file, key=lambda name: (rank.get(name, len(rank)), -len(by_file[name]), name))
+    files = sorted(by_file, key=lambda name: (rank.get(name, len(rank)), -weight[name], name))
     dealt: list[list[str]] = [[] for _ in range(min(workers, len(files)))]
+    # The likeliest to fail lead the processes; the rest go longest first (each process runs its tests in the
+    # fail-fast order whatever the dealing: `first` names every test that called a target, so ranking all the
+    # files by it would deal them in that order and leave a long file to the end, one process running on alone)
+    lead, rest = files[: len(dealt)], files[len(dealt) :]
+    files = [*lead, *sorted(rest, key=lambda name: (-weight[name], rank.get(name, len(rank)), name))]
+    loads = [0.0] * len(dealt)
     for name in files:
-        lightest = min(range(len(dealt)), key=lambda index: len(dealt[index]))
+        lightest = loads.index(min(loads))
         dealt[lightest] += by_file[name]
+        loads[lightest] += weight[name]
     return [tuple(share) for share in dealt]
 
 

@@ -14,6 +14,7 @@ from coderefine_sandbox.protocol import (
     RunnerRequest,
     TestFailure,
     TestRun,
+    TimedTests,
     read_json,
     to_json,
     write_json,
@@ -131,7 +132,8 @@ def _split(request: RunnerRequest, capture: bool) -> list[tuple[str, ...]]:
     selection = request.selection
     if capture or request.test_workers < 2 or selection is None or not selection.node_ids or request.tests:
         return [()]
-    return shares(selection.node_ids, request.fail_fast, request.test_workers)
+    seconds = read_json(TimedTests, request.test_seconds).seconds if request.test_seconds else None
+    return shares(selection.node_ids, request.fail_fast, request.test_workers, seconds)
 
 
 def _unfinished(

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 from coderefine_sandbox.process import SANDBOX_DIR
-from coderefine_sandbox.protocol import FailFast, TestSelection, write_json
+from coderefine_sandbox.protocol import FailFast, PytestResults, TestSelection, TimedTests, read_json, write_json
 from coderefine_sandbox.recording.plugins import pytest_command
 from coderefine_sandbox.recording.split import run_split, shares
 
@@ -22,6 +22,27 @@ def test_whole_files_are_dealt_likeliest_to_fail_first_keeping_the_counts_even()
     assert second == ("t/test_a.py::a", *(f"t/test_big.py::b{i}" for i in range(4)))
     assert shares(nodes[:4], order, 2) == [tuple(nodes[:4])]  # one file: one process
     assert shares(nodes, None, 1) == [tuple(nodes)]
+
+
+def test_with_the_originals_seconds_the_longest_files_are_dealt_first_to_the_process_with_the_least_time():
+    # networkx: test_kcomponents.py, 10 tests, took 10.6 s; test_simple_paths.py, 79 tests, 0.3 s
+    nodes = [f"t/test_k.py::k{i}" for i in range(10)] + [f"t/test_p.py::p{i}" for i in range(79)]
+    nodes += [f"t/test_c.py::c{i}" for i in range(34)] + ["t/test_new.py::n"]
+    seconds = {node: 1.06 for node in nodes[:10]} | {node: 0.004 for node in nodes[10:89]}
+    seconds |= {node: 0.29 for node in nodes[89:123]}  # test_c.py: 9.8 s; test_new.py was never timed
+    first, second = shares(nodes, None, 2, seconds)
+    assert {node.split("::")[0] for node in first} == {"t/test_k.py"}
+    assert {node.split("::")[0] for node in second} == {"t/test_c.py", "t/test_p.py", "t/test_new.py"}
+    # by their counts alone the two slow files share a process (the test_kcomponents/test_connectivity case)
+    by_count = shares(nodes, None, 2)
+    assert {"t/test_k.py", "t/test_c.py"} <= {node.split("::")[0] for node in by_count[1]}
+    assert shares(nodes, None, 2, {}) == by_count  # nothing timed: by their counts, as before
+    # every test ranked by its calls to the target (the fail-fast order names them all): the two likeliest files
+    # lead the processes, the rest go longest first, so the slow file ranked last does not run on alone
+    ranked = FailFast(first=(nodes[123], *nodes[10:123], *nodes[:10]), files=())
+    first, second = shares(nodes, ranked, 2, seconds)
+    assert first[0] == "t/test_new.py::n" and second[0] == "t/test_p.py::p0"
+    assert {node.split("::")[0] for node in first} == {"t/test_new.py", "t/test_k.py"}
 
 
 @pytest.mark.slow  # real pytest processes
@@ -94,8 +115,13 @@ def test_a_failure_that_only_comes_from_running_side_by_side_is_not_the_candidat
     run = run_tests(request, str(tmp_path), capture=False)
     # side by side one of them cannot bind; alone each passes, so the whole selection ran again in one process
     assert (run.collected, run.passed, run.failed) == (2, 2, 0), run
+    # the plugin timed each test (setup, call and teardown): what a later split deals the files by
+    timed = read_json(PytestResults, str(io_dir / "pytest-results.json")).durations
+    assert timed["test_a.py::test_a"] >= 1.5 and timed["test_b.py::test_b"] >= 1.5
+    write_json(str(io_dir / "seconds.json"), TimedTests(timed))
     # a test that fails alone as well is the candidate's failure
     nodes = ("test_a.py::test_a", "test_c.py::test_c")
     selection = TestSelection(names=(), node_ids=nodes, data_names=(), import_names=(), budget_seconds=0.0)
-    run = run_tests(replace(request, selection=selection), str(tmp_path), capture=False)
+    timed_request = replace(request, selection=selection, test_seconds=str(io_dir / "seconds.json"))
+    run = run_tests(timed_request, str(tmp_path), capture=False)
     assert [failure.nodeid for failure in run.failures] == ["test_c.py::test_c"]
