@@ -139,7 +139,8 @@ class Recorder:
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
         self.install_dirs = tuple(os.path.realpath(p) + os.sep for p in prefixes)
         self.found: dict[tuple[str, str], Capability] = {}
-        self.active = False
+        self.active = False  # a window is open
+        self.busy: set[int] = set()  # the threads inside the hook's own work
         self.where: str | Callable[[], str] = ""
         self.pending: list[tuple[str, str | Callable[[], str]]] = []
         self.enabled = enabled
@@ -167,13 +168,21 @@ class Recorder:
     def _hook(self, event: str, args: tuple[object, ...]) -> None:
         if not self.active:  # the cheap path: the runner's own activity
             return
-        self.active = False  # the hook's own work (realpath, frames) must not re-enter it
+        # The hook's own work (realpath, frames) must not re-enter it, in this thread only. Turning `active`
+        # off for it, as this once did, raced with the candidate's own threads: a thread's event classified
+        # while the window closed turned `active` back on after it, and the runner's next work (the memory
+        # reading's /proc/self/clear_refs) was charged to the candidate as a file write; and the main
+        # thread's events went unseen while a thread's were being classified.
+        thread = _thread.get_ident()
+        if thread in self.busy:
+            return
+        self.busy.add(thread)
         try:
             self._classify(event, args)
         except Exception:  # an odd event argument must never break the call under judgement
             pass
         finally:
-            self.active = True
+            self.busy.discard(thread)
 
     def _classify(self, event: str, args: tuple[object, ...]) -> None:
         if event.startswith("socket."):

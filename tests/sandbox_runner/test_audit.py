@@ -293,3 +293,45 @@ def test_an_async_call_s_fresh_event_loop_is_not_counted_as_its_power_and_its_ow
     write_calls(str(calls), CallsHeader("mod", None), [{**record, "target": "g"} for record in records])
     report = _replay(tmp_path, "mod", calls, tmp_path / "out.json")
     assert report.mismatches == 0 and {c.kind for c in report.capabilities} == {"network"}
+
+
+# A thread's event still being classified when the window closes (held here until it has) must not leave the
+# window open: the runner's own write after it is not the candidate's.
+CLOSING_RACE = """
+import json, os, sys, threading
+from coderefine_sandbox.audit import Recorder
+
+entered, closed = threading.Event(), threading.Event()
+
+
+class Held(Recorder):
+    def _classify(self, event, args):
+        if event == "socket.gethostname":  # the thread's event: classified only once the window has closed
+            entered.set()
+            closed.wait(10)
+        super()._classify(event, args)
+
+
+recorder = Held(os.getcwd())
+with recorder.watch("call"):
+    import socket
+    thread = threading.Thread(target=socket.gethostname)
+    thread.start()
+    entered.wait(10)
+closed.set()
+thread.join()
+with open("runner-output.txt", "w") as fh:  # the runner's own work, after the window
+    fh.write("x")
+print(json.dumps([[c.kind, c.key] for c in recorder.capabilities]))
+"""
+
+
+def test_a_thread_s_event_classified_as_the_window_closes_does_not_reopen_it(tmp_path):
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(sandbox_dir()), "TMPDIR": str(tmp_path / "tmp")}  # not the workspace
+    proc = subprocess.run(
+        [sys.executable, "-c", CLOSING_RACE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    kinds = {kind for kind, _ in json.loads(proc.stdout)}
+    assert "file_write" not in kinds and {"thread", "network"} <= kinds
