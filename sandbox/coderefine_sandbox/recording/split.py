@@ -4,9 +4,10 @@ On a large suite a candidate's test run is most of its verification: networkx's 
 take 45-50 s of CPU in one process. Split over the machine's cores, an acceptance pays about that divided by
 the cores. Each process gets whole test files (their module-scoped fixtures stay together), dealt so that the
 files of the tests most likely to fail (the fail-fast order) come first in different processes, and the
-processes' loads stay even: the seconds the files' tests took in the original's run (RunnerRequest.test_seconds),
-or their counts of tests where none was timed. A fail-fast run stops every process when one of them fails: the rejection
-stays cheap. The results merge into one `TestRun`, as one process would have written it.
+processes' loads stay even: the seconds the files' tests took in the original's run
+(RunnerRequest.test_seconds), or their counts of tests where none was timed. A fail-fast run stops every
+process when one of them fails: the rejection stays cheap. The results merge into one `TestRun`, as one
+process would have written it.
 
 Standard library only: this runs inside the sandbox.
 """
