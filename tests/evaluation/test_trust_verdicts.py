@@ -195,10 +195,11 @@ def test_squares():
         assert squares(n) == sum(i * i for i in range(n))
 """
 CLOSED_FORM = SQUARES + "\n\ndef squares(n):\n    return (n - 1) * n * (2 * n - 1) // 6\n"
-# The adversarial candidate: every tested answer computed at import, looked up per call.
+# The adversarial candidate: every tested answer computed at import (four times over: about four passes of the
+# workload, a difference the import readings show beside the suite's other workers too), looked up per call.
 AT_IMPORT = (
     SQUARES
-    + "\n\n_TABLE = {n: squares(n) for n in (20000, 30000, 40000, 50000, 60000, 70000)}\n\n\n"
+    + "\n\n_TABLE = {n: squares(n) for n in (20000, 30000, 40000, 50000, 60000, 70000) for _ in range(4)}\n\n\n"
     + ("def squares(n, _slow=squares):\n    return _TABLE[n] if n in _TABLE else _slow(n)\n")
 )
 
