@@ -260,6 +260,7 @@ def step_records() -> list[object]:
             128,
             "/t.json",
             "/f.json",
+            wall_budget=0.1,
         ),
         WorkerFigures(TimingTally(0.25, 0.5, 12, 0.01, 0.0, 0.07), (), {"f": 0.06, "C.g": 0.01}, (0.03, 0.04)),
         WorkerFigures(TimingTally(0.0, 0.0, 0, 0.2, 0.0, -1.0), ("time.perf_counter",), {}, None),

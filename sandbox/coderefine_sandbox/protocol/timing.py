@@ -117,6 +117,9 @@ class TimingWorkerRequest:
     figures: str  # where the worker's own figures go (WorkerFigures)
     # Modules both versions import at module level, imported untimed before the timed import (timing/imports.py).
     preload: tuple[str, ...] = ()
+    # Wall seconds one value may take (None: the worker's WALL_BUDGET); shorter once a series is far past the
+    # floor on every basis (timing/steps.py).
+    wall_budget: float | None = None
 
 
 @dataclass

@@ -61,6 +61,18 @@ EXTEND_SECONDS = 120.0
 # moves their ratio away from 1 (a faster candidate reads faster, a slower one slower, never across), so the
 # cap only keeps a noisy probe from blowing a ratio up where the calls are hardly longer than the timing.
 HARNESS_CAP = 0.9
+# Once every pair of a run so far shows the candidate this many times the floor faster on every basis a verdict
+# reads, its next worker processes take values of SHORT_VALUE_SECONDS of wall time instead of the worker's 0.5 s
+# (far_past_floor). On calls of up to tens of microseconds every value runs to its wall budget whatever the
+# speedup (the work around each call, outside the clock, outweighs the call), so a 90x candidate of a trivial
+# project paid ~2.3 s per worker process, 28 s for its 6 pairs, to confirm what its first pair already showed
+# thirty-fold. A shorter value is the same estimate from fewer passes: noisier, and the paired interval, which
+# is computed from the pairs' own spread, widens with it; so it is spent only where precision is not what
+# decides, and never on a candidate near the floor, a cache (its first pass is not far past), work moved to
+# import time (nor is a pass with the extra import charged) or a lookup of the shown inputs (nor are the held-out
+# calls).
+FAR_PAST_FLOOR = 3.0
+SHORT_VALUE_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -98,9 +110,10 @@ Series = dict[str, list[WorkerRun]]  # "original" and "candidate", pair k at ind
 
 
 def _worker_request(
-    request: RunnerRequest, workspace: str, out: str, figures: str, loops: int | None
+    request: RunnerRequest, workspace: str, out: str, figures: str, loops: int | None, wall_budget: float | None
 ) -> TimingWorkerRequest:
-    """One worker process on `workspace`: `loops` passes per value, or None to calibrate them."""
+    """One worker process on `workspace`: `loops` passes per value, or None to calibrate them; each value
+    within `wall_budget` seconds (None: the worker's own)."""
     timing = request.timing
     assert timing is not None
     return TimingWorkerRequest(
@@ -122,6 +135,7 @@ def _worker_request(
             module_file(request.workspace, request.import_root, request.module_name),
             request.module_name,
         ),
+        wall_budget=wall_budget,
     )
 
 
@@ -135,15 +149,18 @@ def timing_env(request: RunnerRequest, workspace: str, seed: int) -> dict[str, s
     return env
 
 
-def _timing_run(request: RunnerRequest, workspace: str, loops: int | None, tag: str, seed: int) -> WorkerRun:
-    """One fresh worker process: `loops` passes per value, or None to calibrate them."""
+def _timing_run(
+    request: RunnerRequest, workspace: str, loops: int | None, tag: str, seed: int, wall_budget: float | None = None
+) -> WorkerRun:
+    """One fresh worker process: `loops` passes per value, or None to calibrate them; values within
+    `wall_budget` seconds of wall time (None: the worker's own budget)."""
     import pyperf  # only the runner process needs it, and only when timing
 
     out = os.path.join(request.io_dir, f"timing-{tag}.json")
     figures_path = os.path.join(request.io_dir, f"timing-{tag}.figures.json")
     remove_stale(out, figures_path)
     env = timing_env(request, workspace, seed)
-    step = _worker_request(request, workspace, out, figures_path, loops)
+    step = _worker_request(request, workspace, out, figures_path, loops, wall_budget)
     argv = step_argv("timing.worker", step, os.path.join(request.io_dir, f"timing-{tag}.request.json"))
     proc = run_step(argv, cwd=workspace, env=env, timeout=request.step_timeout)
     figures = _read_figures(figures_path)
@@ -340,6 +357,29 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     return "first" if sum(beyond) >= REPEAT_SAVING_SHARE * len(beyond) else "steady"
 
 
+def far_past_floor(series: Series, floor: float) -> bool:
+    """Whether every pair of `series` shows the candidate at least FAR_PAST_FLOOR times `floor` (a ratio) faster
+    on every basis a verdict reads: steady state, first pass, steady with the candidate's extra import seconds
+    charged, the held-out and the shown calls, and each target's own calls. False for an empty series."""
+    if not series["original"]:
+        return False
+    bar = FAR_PAST_FLOOR * floor
+    for original, candidate in zip(series["original"], series["candidate"], strict=True):
+        # The import's extra seconds charged to one pass: work moved to import time is not far past anything.
+        extra_import = max(0.0, candidate.import_seconds - original.import_seconds)
+        figures = [(original.on(basis), candidate.on(basis)) for basis in ("steady", "first")]
+        figures.append((original.steady, candidate.steady + extra_import))
+        figures += [
+            (original.on(basis), candidate.on(basis))
+            for basis in ("held_out", "shown")
+            if original.on(basis) > 0 or candidate.on(basis) > 0  # a side without such calls reads 0 on both
+        ]
+        figures += [(seconds, candidate.per_target.get(name, 0.0)) for name, seconds in original.per_target.items()]
+        if any(after <= 0 or before / after < bar for before, after in figures):
+            return False
+    return True
+
+
 def _decided(series: Series, floor: float, chosen: str) -> bool:
     """Whether the series may stop: slower on both bases, or faster on the basis that will be reported."""
     verdicts = {
@@ -362,14 +402,16 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
     series: Series = {"original": [], "candidate": []}
     started = time.monotonic()
     planned_seconds = 0.0
+    wall_budget = SHORT_VALUE_SECONDS if far_past_floor(_net(earlier), floor) else None
     for k in range(first, first + EXTEND_FACTOR * count):
         order = [("original", request.original_workspace), ("candidate", request.workspace)]
         if k % 2:
             order.reverse()
         for tag, workspace in order:
-            series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1))
+            series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1, wall_budget))
         whole = {tag: earlier[tag] + series[tag] for tag in series}
-        net_whole = without_harness(whole, harness_per_call(whole))
+        net_whole = _net(whole)
+        wall_budget = SHORT_VALUE_SECONDS if far_past_floor(net_whole, floor) else None
         net = {tag: net_whole[tag][len(earlier[tag]) :] for tag in series}
         chosen = basis(net_whole, timing.floor)
         if _decided(net, floor, chosen):
@@ -380,6 +422,10 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
         if done >= count and not _extend(net, floor, chosen, count, time.monotonic() - started, planned_seconds):
             break
     return series
+
+
+def _net(series: Series) -> Series:
+    return without_harness(series, harness_per_call(series))
 
 
 def _extend(series: Series, floor: float, chosen: str, planned: int, elapsed: float, planned_seconds: float) -> bool:

@@ -503,7 +503,10 @@ def prefault_heap(total: int = PREFAULT_BYTES) -> None:
 
 
 def main(argv: list[str]) -> int:
+    global WALL_BUDGET
     request = read_json(TimingWorkerRequest, argv[0])
+    if request.wall_budget is not None:
+        WALL_BUDGET = request.wall_budget
     prefault_heap()
     runner = pyperf.Runner(add_cmdline_args=None)
     runner.parse_args(pyperf_argv(request))

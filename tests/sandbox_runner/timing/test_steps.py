@@ -14,7 +14,7 @@ def _series(monkeypatch, tmp_path, ratios: list[float], earlier: steps.Series | 
     """Pairs one series times when pair k's original takes ratios[k % len] times the candidate's seconds
     (a second series after `earlier` when given)."""
 
-    def run(request, workspace, loops, tag, seed):
+    def run(request, workspace, loops, tag, seed, wall_budget=None):
         side, k = tag.rsplit("-", 1)
         seconds = 1e-3 * (ratios[int(k) % len(ratios)] if side == "original" else 1.0)
         harness = 8e-4 if earlier is not None and side == "original" else 0.0
@@ -45,3 +45,57 @@ def test_a_second_series_is_decided_with_the_harness_figure_of_the_whole_run(mon
     run = steps.WorkerRun(steady=1e-3, first=1e-3, loops=1, calls=1.0)
     earlier = {"original": [run] * 18, "candidate": [run] * 18}
     assert _series(monkeypatch, tmp_path, [1.2, 1.05], earlier) > 6
+
+
+def _pair(before: float, after: float, **fields: float) -> tuple[steps.WorkerRun, steps.WorkerRun]:
+    """An original and a candidate process reading `before` and `after` seconds a pass, on both bases."""
+    original = steps.WorkerRun(steady=before, first=before, loops=1, **fields)
+    return original, steps.WorkerRun(steady=after, first=after, loops=1)
+
+
+def _of(*pairs: tuple[steps.WorkerRun, steps.WorkerRun]) -> steps.Series:
+    return {"original": [o for o, _ in pairs], "candidate": [c for _, c in pairs]}
+
+
+def test_far_past_the_floor_only_on_every_basis_a_verdict_reads():
+    floor = 1.10  # the bar is 3.3x
+    assert steps.far_past_floor(_of(_pair(9e-3, 1e-4), _pair(8e-3, 1e-4)), floor)
+    assert not steps.far_past_floor(_of(), floor)
+    assert not steps.far_past_floor(_of(_pair(9e-3, 1e-4), _pair(3e-3, 1e-3)), floor)  # one pair at 3x
+    # A cache: far past on later passes, the original's own time on the process's first.
+    original, cache = _pair(9e-3, 1e-4)
+    assert not steps.far_past_floor(_of((original, replace(cache, first=9e-3))), floor)
+    # A lookup of the shown inputs: far past on them, the original's time on the held-out calls.
+    original = replace(original, held_out=2e-3, shown=7e-3)
+    lookup = replace(cache, held_out=2e-3, shown=1e-4)
+    assert not steps.far_past_floor(_of((original, lookup)), floor)
+    assert steps.far_past_floor(_of((original, replace(lookup, held_out=1e-5))), floor)
+    # Work moved to import time: 5 ms more at import than the original, against a 9 ms pass.
+    assert not steps.far_past_floor(
+        _of((replace(original, held_out=0.0, shown=0.0), replace(cache, import_seconds=5e-3))), floor
+    )
+    # One target of a file run no faster, the other far past.
+    split = replace(original, held_out=0.0, shown=0.0, per_target={"a": 8e-3, "b": 1e-3})
+    assert not steps.far_past_floor(_of((split, replace(cache, per_target={"a": 1e-5, "b": 1e-3}))), floor)
+
+
+def test_values_are_short_only_after_every_pair_so_far_was_far_past_the_floor(monkeypatch, tmp_path):
+    budgets: list[tuple[str, float | None]] = []
+    ratios = {0: 40.0, 1: 35.0, 2: 1.2, 3: 30.0}
+
+    def run(request, workspace, loops, tag, seed, wall_budget=None):
+        side, k = tag.rsplit("-", 1)
+        budgets.append((tag, wall_budget))
+        seconds = 1e-3 * (ratios.get(int(k), 30.0) if side == "original" else 1.0)
+        return steps.WorkerRun(steady=seconds, first=seconds, loops=1, calls=1.0)
+
+    monkeypatch.setattr(steps, "_timing_run", run)
+    request = samples.request(io_dir=str(tmp_path))
+    request = replace(request, timing=replace(request.timing, floor=0.10))
+    steps._time_pairs(request, 0, 6)
+    by_pair = {int(tag.rsplit("-", 1)[1]): budget for tag, budget in budgets}
+    # Pair 0 at full length; 1 and 2 short after far-past pairs; pair 2 read 1.2x, so from 3 on no longer short.
+    assert by_pair[0] is None and by_pair[1] == by_pair[2] == steps.SHORT_VALUE_SECONDS
+    assert 3 in by_pair and all(by_pair[k] is None for k in by_pair if k >= 3)
+    # Both processes of a pair alike.
+    assert len({budget for tag, budget in budgets if tag.endswith("-1")}) == 1

@@ -126,3 +126,12 @@ def test_replacing_the_async_timing_is_seen(monkeypatch):
     monkeypatch.setattr(asynchronous, "idle", _counting)  # a slow "do-nothing" would hide a candidate's cost
     monkeypatch.setattr(asynchronous.TimingLoop, "_driver", lambda *args: None)
     assert worker.tampering(guarded) == ["asynchronous.idle", "asynchronous.TimingLoop._driver"]
+
+
+def test_a_value_stops_at_its_wall_budget(monkeypatch):
+    # 1,000 passes asked for, 10 ms each: the value ends after the budget's worth and reports their mean.
+    monkeypatch.setattr(worker, "WALL_BUDGET", 0.05)
+    passes = worker.TALLY.passes
+    mean = worker.time_workload(1000, [(time.sleep, pickle.dumps(((0.01,), {})), None, False, None)], True)
+    assert 2 <= worker.TALLY.passes - passes <= 20
+    assert mean >= 1000 * 0.01  # pyperf divides by the loops it asked for: the mean pass, scaled back up
