@@ -17,7 +17,9 @@ def relative_to_cwd(path):
         raise FileNotFoundError("no such file: " + path)
     parts = []
     for index in range(len(os.path.relpath(path, os.getcwd()).split(os.sep))):
-        parts.append(os.path.relpath(path, os.getcwd()).split(os.sep)[index])
+        for _ in range(10):  # the same part, worked out again and again
+            part = os.path.relpath(path, os.getcwd()).split(os.sep)[index]
+        parts.append(part)
     return "/".join(parts)
 """
 PATHS_TESTS = """
