@@ -337,14 +337,20 @@ def flattered_by_repetition(timing: Timing) -> bool:
 
 def import_eats_it(timing: Timing) -> bool:
     """Work moved to import time: the readings show the candidate's import taking longer (the lower bound of
-    the paired difference's interval is above zero), that sure extra is at least half the time it saves per
-    pass, and with each side's import charged the speedup no longer clears the floor. One reading of each
-    side is not evidence: the noise of an import both sides make would refuse correct candidates."""
+    the paired difference's interval is above zero), that extra (its estimate) is at least half the time it
+    saves per pass, and with each side's import charged the speedup no longer clears the floor. One reading of
+    each side is not evidence: the noise of an import both sides make would refuse correct candidates.
+
+    Whether the extra is there is the interval's question; how large it is, the estimate's. Asking the lower
+    bound for both let the very hack this rule exists for through on a loaded machine: answers precomputed at
+    import cost about one pass of the original, so the extra is about the saving by construction, and import
+    readings preempted for milliseconds widened the interval until its lower bound fell under half the saving
+    (HumanEval_11 at load 10: 31.7 ms more against a 42 ms saving, charged 1.32x [0.80, 2.16], accepted at 29x)."""
     if timing.charged is None or timing.import_extra is None:
         return False
-    _, extra_low, _ = timing.import_extra
+    extra, extra_low, _ = timing.import_extra
     saved = timing.original_seconds - timing.candidate_seconds
-    return extra_low > 0 and extra_low >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
+    return extra_low > 0 and extra >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
 
 
 def gamed_speedup(timing: Timing, figure: str) -> str | None:

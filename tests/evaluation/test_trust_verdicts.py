@@ -79,6 +79,30 @@ def test_work_moved_to_import_time_is_charged():
     assert _judge(little).accepted
 
 
+def test_answers_precomputed_at_import_are_charged_when_noise_widens_the_interval():
+    # HumanEval_11's import_cache hack at load 10: the import computes about one pass of the original (43.7 ms a
+    # pass against 1.5 ms), 31.7 ms more on average; preempted readings put the interval's lower bound at 12 ms,
+    # under half the 42.2 ms saved. Charged, no speedup is sure (1.32x [0.80, 2.16]): refused.
+    hack = dataclasses.replace(
+        FAST,
+        speedup=29.09,
+        ci_low=14.38,
+        ci_high=58.85,
+        original_seconds=0.0437,
+        candidate_seconds=0.0015,
+        confirmation=(17.3, 5.5, 54.1),
+        held_out=(24.2, 13.0, 45.1),
+        shown=(35.0, 18.8, 65.0),
+        charged=(1.32, 0.80, 2.16),
+        import_seconds=(0.00001, 0.0317),
+        import_extra=(0.0317, 0.012, 0.0514),
+    )
+    verdict = _judge(hack)
+    assert not verdict.accepted and verdict.reason.startswith("work moved to import time"), verdict.reason
+    # The same readings with no sure difference (the interval reaches below zero) are not charged.
+    assert _judge(dataclasses.replace(hack, import_extra=(0.0317, -0.002, 0.0654))).accepted
+
+
 def test_the_noise_of_an_import_both_sides_make_is_never_charged():
     # issue 24: 205.14 ms against 187.57 ms for the same numpy import, a millisecond workload; charged 1.00x.
     noisy = dataclasses.replace(FAST, charged=(1.0, 0.91, 1.09), import_seconds=(0.18757, 0.20514))
