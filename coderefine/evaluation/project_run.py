@@ -39,12 +39,10 @@ def run_on_copy(
     memory_mb: int,
     pass_env: tuple[str, ...],
     keep: Callable[[Path, Path, SandboxOutcome], None] | None = None,
-    shared: tuple[Path, ...] = (),
 ) -> SandboxOutcome:
     """Copy the project at `root`, write `make_request(workspace, io_dir)` beside it, run the runner on it in
     `sandbox` within `timeout`, and remove the copy whatever happens; `keep(workspace, io_dir, outcome)` may
-    take what it needs of the io folder first. `shared`: folders outside the copy the job may write too (a
-    trace's claims folder, which its jobs write side by side)."""
+    take what it needs of the io folder first."""
     run_dir = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         workspace, io_dir = run_dir / "project", run_dir / "io"
@@ -57,7 +55,7 @@ def run_on_copy(
         job = SandboxJob(
             argv=(sys.executable, "-m", "coderefine_sandbox.runner", str(request_path)),
             cwd=workspace,
-            writable=(workspace, io_dir, *shared),
+            writable=(workspace, io_dir),
             readonly=(sandbox_dir().resolve(),),
             env=sandbox_env(home, {"PYTHONPATH": str(sandbox_dir().resolve())}, pass_env),
             timeout=timeout,

@@ -64,10 +64,6 @@ class BuildOptions:
     # with its calls, its tests' outcomes and a RecordedShare in share.json) for the baseline to take
     record: CaptureSpec | None = None
     keep: Path | None = None
-    # A folder the workers claim test files in as they go (ReachRequest.claims): every share is then the same
-    # files, and a worker that finishes early takes the next one. Only where the sandbox's jobs write one folder
-    # side by side (ProcessSandbox.shares_folders)
-    claims: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -138,31 +134,17 @@ def first_trace(
     options: BuildOptions,
     sandbox: Sandbox,
 ) -> BuildResult:
-    """A bounded first map: the test files in `ranked`'s order (nearest to the target first), each stopping at
-    `options.deadline`; what it leaves out is named and traced by a later build. The workers take the files as
-    they go (claimed in a folder they share: which files hold the long tests is not known before they run, and
-    fixed shares left one worker running on alone), or, on a sandbox whose jobs cannot share a folder as they
-    run (Docker), are dealt them in turn beforehand."""
+    """A bounded first map: the test files in `ranked`'s order (nearest to the target first) dealt to the
+    workers, each stopping at `options.deadline`; what it leaves out is named and traced by a later build."""
     started = time.perf_counter()
     root = root.resolve()
     hashes = project_hashes(root)
     test_files = list_test_files(hashes, python_files(root))
     order = tuple(name for name, _ in ranked)
     update = Update(True, order, (), (), (), "a first trace, nearest first")
+    shares = [(files, ()) for files in round_robin(order, options.jobs)]
     path = cache_file(options.cache_dir, root)
-    workers = max(1, min(options.jobs, len(order)))
-    if workers < 2 or not getattr(sandbox, "shares_folders", False):
-        shares = [(files, ()) for files in round_robin(order, options.jobs)]
-        return _finish(root, path, None, update, hashes, test_files, shares, options, sandbox, started)
-    claims = Path(tempfile.mkdtemp(prefix="coderefine-claims-"))
-    try:
-        claims.chmod(0o777)  # written by the jobs, whatever user they run as
-        shared: list[Share] = [(order, ())] * workers
-        return _finish(
-            root, path, None, update, hashes, test_files, shared, replace(options, claims=claims), sandbox, started
-        )
-    finally:
-        shutil.rmtree(claims, ignore_errors=True)
+    return _finish(root, path, None, update, hashes, test_files, shares, options, sandbox, started)
 
 
 Share = tuple[tuple[str, ...], tuple[str, ...]]  # whole test files, single tests
@@ -244,9 +226,7 @@ def trace(
     """Run the shares side by side: their tables, and the shares that failed, and why."""
     if not shares:
         return [], []
-    # with claims, every worker collects the tests outside the universe too, and runs the files of them it claims
-    claiming = options.claims is not None
-    requests = [(files, nodes, full and (index == 0 or claiming)) for index, (files, nodes) in enumerate(shares)]
+    requests = [(files, nodes, index == 0 and full) for index, (files, nodes) in enumerate(shares)]
     tables: list[ReachTable] = []
     failed: list[tuple[Share, str]] = []
     for (files, nodes, _), (table, failure) in zip(requests, runner(root, universe, options, requests), strict=True):
@@ -308,7 +288,6 @@ def run_share(
             timeout=options.timeout,
             hash_seed=HASH_SEED,
             record=options.record,
-            claims=str(options.claims) if options.claims is not None else "",
         )
 
     kept: list[Path] = []
@@ -336,7 +315,6 @@ def run_share(
         memory_mb=options.memory_mb,
         pass_env=options.pass_env,
         keep=keep,
-        shared=(options.claims,) if options.claims is not None else (),
     )
     table, why = _share_outcome(outcome, limit)
     if kept and table is not None:  # only a worker whose table the map takes gives the baseline its calls

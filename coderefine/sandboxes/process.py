@@ -87,9 +87,6 @@ class ProcessSandbox:
         elif use_bwrap is None:
             self.warning = "bubblewrap (bwrap) not found; " + _WEAK
         self.name = "process (bubblewrap)" if self.bwrap else "process (plain subprocess)"
-        # Jobs writing the same folder side by side see each other's writes as they run (a trace's claims folder);
-        # the Docker backend copies each job's writable folders into its container instead.
-        self.shares_folders = True
 
     def _probe(self) -> str | None:
         assert self.bwrap is not None

@@ -32,10 +32,6 @@ class ReachRequest:
     # A first run's trace also records the target's calls in the same pytest run (the shared plugin's recorder),
     # so the baseline takes them instead of running the reaching tests again (None: tracing only)
     record: CaptureSpec | None = None
-    # A folder every worker of this trace writes ("" none): the workers share the same test files, and each
-    # runs a file's tests only after claiming the file there, so a worker that finishes early takes the next
-    # file instead of waiting for the others (recording/reach_plugin.py)
-    claims: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,7 +48,6 @@ class ReachSpec:
     tracer: str
     deadline: float
     out: str  # where the plugin writes its ReachTable
-    claims: str = ""  # ReachRequest.claims
 
 
 @dataclass(frozen=True)

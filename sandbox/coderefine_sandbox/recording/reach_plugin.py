@@ -10,19 +10,11 @@ target first), and past it no more files are collected and no more tests run: th
 Tests of files outside the universe (data files a conftest collects) run only where `others` is set, so that
 N workers do not each run them.
 
-With a claims folder (`claims`, a first run's trace on a backend whose jobs share a folder as they run), every
-worker has every file and runs a file's tests only once it has claimed the file there (an exclusive create):
-a worker that finishes a file takes the next unclaimed one, nearest first, so the workers end together. A
-suite's time sits in a few tests whose files nothing tells in advance (networkx: single tests of 5-27 s), and
-files dealt beforehand left one worker running on alone (62 s against 26 s of tracing). A file claimed past the
-deadline is named as not traced by the worker that claimed it; one the other worker claimed is its business.
-
 Standard library only (and pytest): this runs inside the sandbox, in the user's test process.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from typing import Any
@@ -44,21 +36,6 @@ class _State:
         self.started = time.monotonic()
         self.untraced_files: set[str] = set()
         self.tests_untraced = 0
-        self.mine: dict[str, bool] = {}  # with a claims folder: whether this worker claimed each file met
-
-    def claimed(self, rel: str) -> bool:
-        """Whether this worker runs the tests of file `rel`: always without a claims folder, else when it is the
-        first to claim it (then and later)."""
-        if self.spec is None or not self.spec.claims:
-            return True
-        if rel not in self.mine:
-            name = hashlib.sha1(rel.encode("utf-8")).hexdigest()
-            try:
-                os.close(os.open(os.path.join(self.spec.claims, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-                self.mine[rel] = True
-            except FileExistsError:
-                self.mine[rel] = False
-        return self.mine[rel]
 
     def past_deadline(self) -> bool:
         return self.spec is not None and self.spec.deadline > 0 and time.monotonic() - self.started > self.spec.deadline
@@ -98,8 +75,7 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
     if rel in _state.universe and rel not in _state.files and rel not in _state.node_files:
         return True
     if rel in _state.files and _state.past_deadline():
-        if _state.claimed(rel):
-            _state.untraced_files.add(rel)
+        _state.untraced_files.add(rel)
         return True
     return None
 
@@ -128,12 +104,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> bool | None:
-    rel = item.nodeid.split("::")[0]
-    if not _state.claimed(rel):
-        return True  # another worker's file: it runs (or names) its tests
     if _state.past_deadline():
         _state.tests_untraced += 1  # left unrun, and its file named as not (wholly) traced
-        _state.untraced_files.add(rel)
+        _state.untraced_files.add(item.nodeid.split("::")[0])
         return True
     return None
 

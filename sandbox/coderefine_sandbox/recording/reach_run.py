@@ -30,7 +30,6 @@ def reach(request: ReachRequest) -> ReachReport:
         tracer,
         request.deadline,
         out,
-        request.claims,
     )
     write_json(spec_path, spec)
     env = dict(os.environ)
