@@ -2,7 +2,7 @@
 
     python benchmarks/real_projects.py [--cache DIR] [--only NAME,...] [--install] [--whole-suite]
                                        [--whole-file] [--sandbox process] [--json out.json]
-                                       [--overhead RUNS] [--wrong-candidates] [--reach]
+                                       [--overhead RUNS] [--wrong-candidates] [--reach [--first-runs]]
 
 For each library below it downloads the pinned sdist with pip (`pip download --no-binary :all: --no-deps
 NAME==VERSION`, into DIR/sdists, default ~/.cache/coderefine-bench/real-projects: never into this
@@ -34,7 +34,7 @@ the first `optimize FILE --function F` with three scripted candidates (a wrong o
 edit), the first whole-file run with the offline provider, the full map built serially and with `--jobs 2`,
 the `--function` run from that full map, the map's update after the target's body changed, and the tests the
 map shows reaching F against those the name filter selected before (tests of files naming F, its module or
-its callers).
+its callers). `--first-runs` times the two first runs only (the ones with targets: 3 and 5 minutes).
 
 Why these libraries: humanize (a src layout whose package reads its installed metadata: the case that
 was misdiagnosed), toolz (a flat layout with tests inside the package), and Pygments, the one of real
@@ -392,6 +392,7 @@ def summary(data: dict, wall: float, code: int) -> dict:
         "calls_recorded": baseline.get("calls_recorded"),
         "candidate_seconds": [it.get("seconds") for it in iterations],
         "candidate_cpu_seconds": [it.get("cpu_seconds") for it in iterations],
+        "candidate_timing_pairs": [(it.get("timing") or {}).get("pairs") for it in iterations],
         "verdicts": [f"{it.get('verdict')}: {it.get('reason')}" for it in iterations],
     }
 
@@ -458,8 +459,9 @@ def timed_step(rows: list[dict], library: str, what: str, tree: Path, env: dict[
     return row
 
 
-def reach_figures(library: Library, tree: Path, cache: Path, sandbox: str) -> list[dict]:
-    """The first runs and the reach map of one large library (see the module's docstring), on a fresh copy."""
+def reach_figures(library: Library, tree: Path, cache: Path, sandbox: str, first_only: bool = False) -> list[dict]:
+    """The first runs and the reach map of one large library (see the module's docstring), on a fresh copy;
+    `first_only`: the two first runs alone."""
     target = library.targets[0]
     name = f"{library.name}=={library.version}"
     work = cache / "reach-work" / f"{library.name}-{library.version}"
@@ -482,6 +484,8 @@ def reach_figures(library: Library, tree: Path, cache: Path, sandbox: str) -> li
     timed_step(rows, name, "first --function run, 3 candidates", work, fresh("first"), *one)
     whole = ("optimize", target.file, "--provider", "offline", "--sandbox", sandbox)
     timed_step(rows, name, "first whole-file run, offline", work, fresh("whole"), *whole)
+    if first_only:
+        return rows
     full = ("reach", ".", "--full", "--json", "--sandbox", sandbox)
     timed_step(rows, name, "full reach map, serial", work, fresh("serial"), *full, "--jobs", "1")
     mapped = fresh("jobs2")
@@ -620,6 +624,7 @@ def main() -> None:
         "--wrong-candidates", action="store_true", help="run the wrong-candidate set (wrong_candidates.py) instead"
     )
     parser.add_argument("--reach", action="store_true", help="the first runs and reach maps of large libraries")
+    parser.add_argument("--first-runs", action="store_true", help="with --reach: the two first runs only")
     args = parser.parse_args()
     cache = args.cache.expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
@@ -636,7 +641,7 @@ def main() -> None:
         rows = []
         for library in REACH_LIBRARIES:
             if not chosen or library.name in chosen:
-                rows += reach_figures(library, unpacked(library, cache), cache, args.sandbox)
+                rows += reach_figures(library, unpacked(library, cache), cache, args.sandbox, args.first_runs)
         print_reach_table(rows)
         if args.json is not None:
             args.json.write_text(json.dumps(rows, indent=1))

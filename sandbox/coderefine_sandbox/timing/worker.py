@@ -120,6 +120,13 @@ PROBE_FRESH_BYTES = 64 << 10
 # reports the mean of the passes it made (pyperf divides by the loops it asked for, hence the scaling):
 # the same estimate from fewer passes, the same rule for original and candidate.
 WALL_BUDGET = 0.5
+# Wall seconds the warm-up value may take (with fixed loops; calibration keeps WALL_BUDGET). No figure is read
+# from the warm-up's mean: the process's first pass is its first pass whatever the warm-up's length, and the
+# values after it are timed as before; what it is for (the interpreter's specialised code, the allocator's
+# blocks, the caches touched) takes a pass or two. At the full budget it was a sixth of a worker's life.
+WARMUP_BUDGET = 0.1
+# Warm-up values still to come in this process (main sets it from the request).
+WARMUPS_LEFT = [0]
 # How long one wait for threads left running may take. A thread still alive after it (an idle pool's
 # worker) is not waited for again: its work so far is charged, what it does later competes for the GIL
 # with the timed calls and slows them, which charges it too.
@@ -213,13 +220,55 @@ def build_workload(request: TimingWorkerRequest) -> tuple[list[Entry], list[str]
         (
             resolve(module, call.target),
             relocation(call.origin, request.workspace).blob(call.record["args"]),
-            call.record.get("entropy"),
+            settable(call.record.get("entropy")),
             call.held_out,
             _shape(call),
         )
         for call, _ in distinct
     ]
     return workload, [call.target for call, _ in distinct], [count for _, count in distinct]
+
+
+# Whether numpy restores a state given with its key as a list (settable): found once per process, then kept.
+LIST_KEYS_RESTORE: list[bool] = []
+
+
+def settable(note: Any) -> Any:
+    """A recorded call's random states (pinning.py) in the form that is quickest to restore: the same states.
+
+    numpy's legacy `set_state` copies the generator's 624 key words one by one, and from an array each copy
+    makes a numpy scalar: 130-190 us per reset, twice per call (before the call and before its probe), most of
+    a pass's untimed work on calls of a microsecond (networkx's `pairwise`: 45 ms of wall time per 1 ms pass
+    timed, so a value made a dozen passes). From a list of the same words it takes ~7 us. Used only where this
+    process has checked that numpy restores the list form to the very same state (_list_keys_restore)."""
+    if not isinstance(note, dict):
+        return note
+    state = note.get("numpy_state")
+    if not (isinstance(state, tuple) and len(state) == 5 and hasattr(state[1], "tolist")):
+        return note
+    listed = (state[0], state[1].tolist(), *state[2:])
+    return {**note, "numpy_state": listed} if _list_keys_restore(state, listed) else note
+
+
+def _list_keys_restore(state: tuple[Any, ...], listed: tuple[Any, ...]) -> bool:
+    """Whether numpy's global generator, given `listed`, holds exactly `state` (checked once per process, on
+    the first state met; the generator's own state is put back afterwards)."""
+    checked = LIST_KEYS_RESTORE
+    if checked:
+        return checked[0]
+    numpy = sys.modules.get("numpy")
+    ok = False
+    if numpy is not None:
+        try:
+            saved = numpy.random.get_state()
+            numpy.random.set_state(listed)
+            now = numpy.random.get_state()
+            ok = now[0] == state[0] and list(now[1]) == listed[1] and tuple(now[2:]) == tuple(state[2:])
+            numpy.random.set_state(saved)
+        except Exception:
+            ok = False
+    checked.append(ok)
+    return ok
 
 
 def _shape(call: Any) -> Shape | None:
@@ -351,7 +400,9 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
     known = set(threading.enumerate())
     threads = len(known)
     done = 0
-    deadline = perf_counter() + WALL_BUDGET
+    warming = WARMUPS_LEFT[0] > 0
+    WARMUPS_LEFT[0] -= warming
+    deadline = perf_counter() + (WARMUP_BUDGET if warming else WALL_BUDGET)
     event_loop = TimingLoop(perf_counter)
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
@@ -507,6 +558,13 @@ def main(argv: list[str]) -> int:
     request = read_json(TimingWorkerRequest, argv[0])
     if request.wall_budget is not None:
         WALL_BUDGET = request.wall_budget
+    # The modules' bytecode is cached in the workspaces' __pycache__ folders (the steps' environment says not
+    # to write it, for the tests' sake): every worker of a pair otherwise compiles the whole package again
+    # (networkx: 300 modules, 0.7 s of each process). Compiling is outside every figure (timed_import), so
+    # nothing measured changes. The original's copy gets its cache from the baseline's workers and is
+    # read-only for candidate jobs, where a write fails silently and the module is compiled as before.
+    sys.dont_write_bytecode = False
+    WARMUPS_LEFT[0] = request.warmups if request.loops is not None else 0
     prefault_heap()
     runner = pyperf.Runner(add_cmdline_args=None)
     runner.parse_args(pyperf_argv(request))

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pyperf._runner
+import pytest
 from coderefine_sandbox.behaviour import asynchronous
 from coderefine_sandbox.protocol import CallsHeader, UnstableCalls, write_calls, write_json
 from coderefine_sandbox.timing import worker
@@ -78,6 +79,47 @@ def test_the_first_pass_of_the_process_is_kept_alone(monkeypatch):
     assert worker.TALLY.first_pass >= 0.05  # the cold pass alone, not its tenth
     worker.time_workload(10, workload, True)
     assert worker.TALLY.first_pass >= 0.05  # later values do not overwrite it
+
+
+def test_the_warm_up_value_is_short_and_the_values_keep_their_budget(monkeypatch):
+    # With fixed loops the warm-up stops at its own budget (its first pass is the process's first pass all the
+    # same); the values after it stop at the whole budget, as before.
+    monkeypatch.setattr(worker, "WARMUPS_LEFT", [1])
+    monkeypatch.setattr(worker, "WARMUP_BUDGET", 0.05)
+    monkeypatch.setattr(worker, "WALL_BUDGET", 0.3)
+    monkeypatch.setattr(worker.TALLY, "first_pass", -1.0)
+    workload = [(time.sleep, pickle.dumps(((0.02,), {})), None, False, None)]
+    passes = worker.TALLY.passes
+    worker.time_workload(1000, workload, True)
+    warm_up = worker.TALLY.passes - passes
+    assert 1 <= warm_up <= 4
+    assert worker.TALLY.first_pass >= 0.02
+    worker.time_workload(1000, workload, True)
+    assert worker.TALLY.passes - passes - warm_up >= 10  # a value: the whole budget
+
+
+def test_numpy_states_are_restored_from_a_list_of_their_words_to_the_very_same_state(monkeypatch):
+    numpy = pytest.importorskip("numpy")
+    monkeypatch.setattr(worker, "LIST_KEYS_RESTORE", [])
+    saved = numpy.random.get_state()
+    try:
+        numpy.random.seed(7)
+        numpy.random.random(11)
+        numpy.random.standard_normal()  # a cached Gaussian is part of the state too
+        note = {"random_state": None, "clock": [], "numpy_state": numpy.random.get_state()}
+        expected = numpy.random.random(5)
+        quick = worker.settable(note)
+        assert isinstance(quick["numpy_state"][1], list) and worker.LIST_KEYS_RESTORE == [True]
+        assert note["numpy_state"][1] is not quick["numpy_state"][1]  # the recorded note is left as it was
+        numpy.random.seed(0)
+        numpy.random.set_state(quick["numpy_state"])
+        assert list(numpy.random.random(5)) == list(expected)
+    finally:
+        numpy.random.set_state(saved)
+    # Where numpy did not restore the list form exactly, the recorded form is kept.
+    monkeypatch.setattr(worker, "LIST_KEYS_RESTORE", [False])
+    assert worker.settable(note) is note
+    assert worker.settable(None) is None and worker.settable({"clock": []}) == {"clock": []}
 
 
 def test_each_distinct_call_is_timed_once_standing_for_its_repeats(tmp_path):
