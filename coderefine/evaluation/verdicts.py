@@ -454,10 +454,15 @@ def function_verdicts(evaluation: Evaluation, changed: tuple[str, ...]) -> tuple
 def per_function_verdict(verdict: Verdict, evaluation: Evaluation, functions: tuple[FunctionVerdict, ...]) -> Verdict:
     """The verdict of a file run's candidate, per function: accepted when every change kept is faster on
     its own calls in both timing series and no target is slower, even if the blend over the whole workload
-    (reported as the total) does not clear the floor. A correctness problem is never overruled."""
+    (reported as the total) does not clear the floor. A correctness problem is never overruled, nor is a
+    speedup the trust rules caught on the whole: decided on the first pass (each function's own figure is over
+    every pass, so a cache on one function read 118x on its own calls and was accepted over the whole's 1.06x
+    first-pass verdict), fast only on the shown inputs, or work moved to import time."""
     timing = evaluation.timing
     kept = [v for v in functions if v.kept]
     if verdict.accepted or timing is None or not kept or verdict.score is None:
+        return verdict
+    if timing.basis == "first" or fast_only_on_shown(timing) or import_eats_it(timing):
         return verdict
     floor = 1.0 + timing.min_speedup
     second = timing.per_function_confirmation

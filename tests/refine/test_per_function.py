@@ -102,3 +102,26 @@ def test_a_function_faster_on_its_own_calls_in_both_series_is_accepted_whatever_
     assert judged(rejected, _evaluation(replace(timing, per_function_confirmation={})), functions) == rejected
     slower = replace(timing, per_function={**per_function, "g": (0.8, 0.7, 0.9)})
     assert judged(rejected, _evaluation(slower), functions) == rejected
+
+
+def test_a_speedup_the_trust_rules_caught_on_the_whole_is_never_overruled_per_function():
+    from coderefine.evaluation.verdicts import per_function_verdict as judged
+    from coderefine.records import FunctionVerdict, Verdict
+
+    # A whole-file run where one function got an lru_cache: decided on the first pass (1.06x), while that
+    # function's own figure, over every pass, read 118x in both series.
+    per_function = {"square": (118.0, 109.0, 128.0), "cube": (1.0, 0.97, 1.03)}
+    timing = replace(
+        _timing(1.06, 0.98, per_function),
+        basis="first",
+        steady=(8.3, 7.8, 8.9),
+        per_function_confirmation={"square": (110.0, 100.0, 121.0)},
+    )
+    rejected = Verdict(False, "faster only after the first pass (state kept between calls, e.g. a cache): ...", 1.06)
+    functions = (FunctionVerdict("square", "faster", 118.0, 109.0, 128.0),)
+    assert judged(rejected, _evaluation(timing), functions) == rejected
+    # Timed on the steady basis, the same figures are a function faster on its own calls.
+    assert judged(rejected, _evaluation(replace(timing, basis="steady")), functions).accepted
+    # Fast only on the shown inputs over the whole: its held-out calls no faster.
+    lookup = replace(timing, basis="steady", held_out=(1.0, 0.9, 1.05), shown=(30.0, 20.0, 40.0))
+    assert judged(rejected, _evaluation(lookup), functions) == rejected
