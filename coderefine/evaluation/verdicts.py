@@ -311,14 +311,23 @@ HELD_OUT_COMPARABLE = 0.25
 
 def fast_only_on_shown(timing: Timing) -> bool:
     """The speedup does not hold on the held-out calls: none there, or far below the shown calls' on
-    held-out calls that cost the original about as much."""
+    held-out calls that cost the original about as much, or far below it on cheaper held-out calls that are
+    not surely faster at all.
+
+    A speedup that grows with the input is rightly smaller on cheaper held-out calls, but it is still there:
+    every accepted honest reference of the adversarial runs (20 tasks) read a held-out lower bound above the
+    floor. A lookup table's held-out calls run the original's code: no faster, and on cheap calls timed under
+    load their interval is wide enough to reach over the floor (HumanEval_127 at load 3-5: held-out 0.94x
+    [0.76, 1.17] and 1.30x [0.72, 2.37], shown 127,089x; accepted twice at 483x and 849x before)."""
     if timing.held_out is None or timing.shown is None:
         return False
-    _, _, held_high = timing.held_out
-    if held_high < 1.0 + timing.min_speedup:
+    _, held_low, held_high = timing.held_out
+    floor = 1.0 + timing.min_speedup
+    if held_high < floor:
         return True
+    far_below = held_high * HELD_OUT_GAP < timing.shown[1]
     comparable = timing.held_out_cost is None or timing.held_out_cost >= HELD_OUT_COMPARABLE
-    return comparable and held_high * HELD_OUT_GAP < timing.shown[1]
+    return far_below and (comparable or held_low < floor)
 
 
 def flattered_by_repetition(timing: Timing) -> bool:

@@ -66,6 +66,27 @@ def test_a_speedup_only_on_the_shown_inputs_is_rejected_saying_so(held_out, show
     assert not verdict.accepted and verdict.reason.startswith("fast only on the shown inputs:"), verdict.reason
 
 
+def test_a_lookup_whose_cheap_held_out_calls_read_wide_under_load_is_still_refused():
+    # HumanEval_127's lookup hack at load 3-5: the held-out calls (small intervals) cost the original a few per
+    # cent of the shown ones, and their interval reached over the floor; they are not surely faster at all.
+    lookup = dataclasses.replace(
+        FAST,
+        speedup=482.7,
+        ci_low=381.7,
+        ci_high=610.4,
+        confirmation=(439.6, 207.5, 931.2),
+        held_out=(0.94, 0.76, 1.17),
+        shown=(127089.0, 75406.0, 214195.0),
+        held_out_cost=0.02,
+        charged=(478.6, 378.6, 604.9),
+    )
+    verdict = _judge(lookup)
+    assert not verdict.accepted and verdict.reason.startswith("fast only on the shown inputs"), verdict.reason
+    # The honest reference on the same task: its cheap held-out calls are surely faster, if far less so.
+    honest = dataclasses.replace(lookup, held_out=(3.38, 2.77, 4.13), shown=(10613.0, 8738.0, 12891.0))
+    assert _judge(honest).accepted
+
+
 def test_work_moved_to_import_time_is_charged():
     # The candidate's import does the original's pass, in every paired reading; charged, no speedup is left.
     moved = dataclasses.replace(
