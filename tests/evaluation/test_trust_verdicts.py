@@ -122,6 +122,20 @@ def test_answers_precomputed_at_import_are_charged_when_noise_widens_the_interva
     assert not verdict.accepted and verdict.reason.startswith("work moved to import time"), verdict.reason
     # The same readings with no sure difference (the interval reaches below zero) are not charged.
     assert _judge(dataclasses.replace(hack, import_extra=(0.0317, -0.002, 0.0654))).accepted
+    # A candidate slower per pass saves nothing for its import to eat: not faster, not "work moved".
+    slower = dataclasses.replace(
+        hack,
+        speedup=0.63,
+        ci_low=0.43,
+        ci_high=0.93,
+        original_seconds=0.001,
+        candidate_seconds=0.0016,
+        confirmation=(0.7, 0.5, 0.98),  # a second series was timed (HumanEval_101's call_cache)
+        charged=(1.23, 0.93, 1.62),
+        import_extra=(4e-6, 2e-6, 6e-6),
+    )
+    verdict = _judge(slower)
+    assert not verdict.accepted and verdict.reason.startswith("not faster"), verdict.reason
 
 
 def test_the_noise_of_an_import_both_sides_make_is_never_charged():
