@@ -425,6 +425,7 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
 
 
 def _net(series: Series) -> Series:
+    """The series with the harness's cost taken out, by the figure its own original processes measured."""
     return without_harness(series, harness_per_call(series))
 
 
@@ -468,7 +469,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         raise RuntimeError("the original's timing was never calibrated")
     floor = 1.0 + timing.floor
     raw = _time_pairs(request, 0, timing.pairs)
-    runs = without_harness(raw, harness_per_call(raw))
+    runs = _net(raw)
     confirmation = None
     # A file run judges each function on its own calls too, so one function clearing the floor on its own
     # is a claim to confirm as well.
@@ -478,7 +479,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         raw_second = _time_pairs(request, timing.pairs, timing.pairs, raw)
         raw = {tag: raw[tag] + raw_second[tag] for tag in raw}
         # One figure for the whole run, taken out of both series alike.
-        runs = without_harness(raw, harness_per_call(raw))
+        runs = _net(raw)
         second = {tag: runs[tag][-len(raw_second[tag]) :] for tag in runs}
         confirmed = estimates(second)[basis(runs, timing.floor)]
         confirmation = Confirmation(
