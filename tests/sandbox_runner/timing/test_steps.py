@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from coderefine_sandbox.timing import steps
+from coderefine_sandbox.timing import steps, worker
 
 from tests.sandbox_runner import samples
 
@@ -99,3 +99,17 @@ def test_values_are_short_only_after_every_pair_so_far_was_far_past_the_floor(mo
     assert 3 in by_pair and all(by_pair[k] is None for k in by_pair if k >= 3)
     # Both processes of a pair alike.
     assert len({budget for tag, budget in budgets if tag.endswith("-1")}) == 1
+
+
+def test_the_baseline_worker_takes_short_values_and_the_calibration_its_own(monkeypatch, tmp_path):
+    budgets: dict[str, float | None] = {}
+
+    def run(request, workspace, loops, tag, seed, wall_budget=None):
+        budgets[tag] = wall_budget
+        return steps.WorkerRun(steady=2e-3, first=2e-3, loops=loops or 7, call_costs=(1e-3, 1e-3))
+
+    monkeypatch.setattr(steps, "_timing_run", run)
+    calibration = steps.calibrate(samples.request(io_dir=str(tmp_path)))
+    assert budgets == {"calibrate": None, "baseline": steps.BASELINE_VALUE_SECONDS}
+    assert steps.BASELINE_VALUE_SECONDS < worker.WALL_BUDGET  # shorter than the worker's own values
+    assert (calibration.loops, calibration.seconds) == (7, 2e-3)
