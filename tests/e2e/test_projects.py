@@ -178,7 +178,8 @@ def _running(marker: str) -> bool:
     return False
 
 
-@pytest.mark.timed
+# Not `timed`: the candidate is ~15x slower by a sleep, which a loaded machine does not shorten (3 of 3 passed
+# at load 7-8 beside two benchmarks).
 def test_a_much_slower_candidate_stops_timing_early(scripted, make_project):
     root = make_project(
         {

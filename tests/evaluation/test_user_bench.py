@@ -70,7 +70,7 @@ def project(make_project):
     return make_project({"mod.py": SLOW, "test_mod.py": TESTS, "bench_mod.py": BENCH})
 
 
-@pytest.mark.timed
+@pytest.mark.slow  # not `timed`: the benchmark's candidate is ~100x faster (3 of 3 passed at load 7-8)
 def test_the_benchmark_is_the_timing_workload(scripted, project, tmp_path):
     trace = tmp_path / "trace"
     data = scripted(
