@@ -41,7 +41,8 @@ def independent_speedup(task, entry_point: str) -> float:
 
 
 @pytest.mark.timed
-def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
+def test_broken_then_reference_then_comment_only_then_docstring_only(cli, copy_task, tmp_path):
+    """One run, four candidates (one baseline for them all: this is the serial timed phase)."""
     task = copy_task("optimize", "HumanEval_10")
     original = (task / "solution.py").read_text()
     reference = (task / "reference.py").read_text()
@@ -49,14 +50,20 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     comment_only = original.replace(
         "    beginning_of_suffix = 0", "    # scan suffixes from the left\n    beginning_of_suffix = 0"
     )
+    # A null candidate that does get evaluated (its AST differs), so it is timed.
+    docstring_only = original.replace(
+        '""" Test if given string is a palindrome """', '"""Whether the string reads the same backwards."""'
+    )
+    assert docstring_only != original
     script = write_script(
         tmp_path / "script.json",
         generate=[fenced(broken)],
         feedback=[
             "In make_palindrome, line 22 skips every other suffix: step by one.\nVERDICT: CONTINUE",
             "Correct and fast. Try a comment to explain it.\nVERDICT: CONTINUE",
+            "Now a clearer docstring.\nVERDICT: CONTINUE",
         ],
-        refine=[fenced(reference), fenced(comment_only)],
+        refine=[fenced(reference), fenced(comment_only), fenced(docstring_only)],
     )
     report = tmp_path / "report.json"
     trace = tmp_path / "trace"
@@ -78,7 +85,7 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(report.read_text())
-    first, second, third = data["iterations"]
+    first, second, third, fourth = data["iterations"]
 
     # 1. A first candidate that breaks behaviour is rejected with the failing test named.
     assert first["verdict"] == "rejected"
@@ -97,11 +104,17 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     assert third["verdict"] == "rejected" and "identical to the original" in third["reason"]
     assert third["speedup"] is None and not third["evaluated"]
 
+    # 4. A null candidate that is evaluated and timed (against the original, as every candidate is) comes out
+    #    "not faster".
+    assert fourth["evaluated"] and fourth["tests"]["failed"] == 0
+    assert fourth["verdict"] == "rejected" and fourth["reason"].startswith("not faster")
+    assert fourth["speedup_ci"][0] < 1.05
+
     assert data["status"] == "improved" and data["best"]["iteration"] == 1
     assert data["best"]["code"] == original.replace(original, data["best"]["code"])  # a full module
     assert "def make_palindrome" in data["best"]["code"] and "KMP" in data["best"]["code"]
-    assert data["stop_reason"] == "script exhausted"
-    assert data["llm"]["calls"] == 5
+    assert data["stop_reason"] == "max iterations reached (4)"  # every scripted candidate was used
+    assert data["llm"]["calls"] == 7
     assert (task / "solution.py").read_text() == original  # no --write: nothing changed
 
     # The refine prompt carries the whole history: attempt 0's code, its execution facts, its feedback.
@@ -115,22 +128,6 @@ def test_broken_then_reference_then_comment_only(cli, copy_task, tmp_path):
     assert "14 recorded calls replayed" in feedback_prompt
     # (That the saved trace replays to the same verdicts is checked by the drafts e2e test and, without
     # the model, by tests/providers/test_openai.py: not again here, in the serial phase.)
-
-
-@pytest.mark.timed
-def test_docstring_only_edit_is_timed_and_not_faster(scripted, copy_task):
-    """A null candidate that does get evaluated (its AST differs) must come out 'not faster'."""
-    task = copy_task("optimize", "HumanEval_10")
-    original = (task / "solution.py").read_text()
-    null = original.replace(
-        '""" Test if given string is a palindrome """', '"""Whether the string reads the same backwards."""'
-    )
-    data = scripted("optimize", task / "solution.py", [null], (), (), "--timing-pairs", "3")
-    (only,) = data["iterations"]
-    assert only["evaluated"] and only["tests"]["failed"] == 0
-    assert only["verdict"] == "rejected" and only["reason"].startswith("not faster")
-    assert only["speedup_ci"][0] < 1.05
-    assert data["status"] == "unchanged" and data["best"] is None
 
 
 def test_behaviour_change_the_tests_miss_is_caught_by_replay(scripted, copy_task):
