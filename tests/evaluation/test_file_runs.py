@@ -72,6 +72,14 @@ def total(n):
     return s
 
 
+def pairs(n):
+    count = 0
+    for i in range(n):
+        for _ in range(i):
+            count += 1
+    return count
+
+
 def unique_stops(stops):
     seen = []
     for stop in stops:
@@ -80,7 +88,7 @@ def unique_stops(stops):
     return len(seen)
 """
 ROUTES_TESTS = """
-from mod import total, unique_stops
+from mod import pairs, total, unique_stops
 
 
 def test_total():
@@ -88,19 +96,25 @@ def test_total():
         assert total(n) == n * (n - 1) // 2
 
 
+def test_pairs():
+    for n in (150, 100, 120):
+        assert pairs(n) == n * (n - 1) // 2
+
+
 def test_unique_stops():
     for length in (240, 200, 160, 120):
         assert unique_stops(tuple(i % 40 for i in range(length))) == 40
 """
-FORMULA = """
+# total and pairs made much faster honestly; unique_stops, a few per cent of the pass, given a cache: its later
+# passes are hits, its first pass the original's work. The whole clears on the other two alone.
+CACHED_STOPS = """
 def total(n):
     return n * (n - 1) // 2
-"""
-# total made much faster honestly; unique_stops, a few per cent of the pass, given a cache: its later passes
-# are hits, its first pass the original's work. The whole clears on total alone.
-CACHED_STOPS = (
-    FORMULA
-    + """
+
+
+def pairs(n):
+    return n * (n - 1) // 2
+
 
 _SEEN = {}
 
@@ -114,39 +128,22 @@ def unique_stops(stops):
         _SEEN[stops] = len(seen)
     return _SEEN[stops]
 """
-)
-BOTH_FASTER = (
-    FORMULA
-    + """
-
-def unique_stops(stops):
-    return len(set(stops))
-"""
-)
 
 
 @pytest.mark.slow
 @pytest.mark.timed  # a first-pass figure near 1.0x is what is read
-def test_a_cache_on_one_function_is_dropped_by_its_own_figures_and_an_honest_pair_is_accepted(scripted, make_project):
+def test_a_cache_on_one_function_is_dropped_by_its_own_figures_and_the_honest_pair_accepted(scripted, make_project):
     root = make_project({"mod.py": ROUTES, "test_mod.py": ROUTES_TESTS})
-    report = scripted(
-        "optimize",
-        root / "mod.py",
-        [CACHED_STOPS],
-        ["Make unique_stops faster without keeping state between calls."],
-        [BOTH_FASTER],
-        "--timing-pairs",
-        "2",
-        "--max-iterations",
-        "2",
-        "--patience",
-        "2",
-    )
-    cached, honest = report["iterations"]
-    # The cache: judged on its own first pass, not faster there, dropped; total alone verified again, accepted.
-    assert cached["verdict"] == "accepted", cached["reason"]
-    total, stops = cached["functions"]
-    assert (total["function"], total["verdict"], total["kept"]) == ("total", "faster", True)
+    report = scripted("optimize", root / "mod.py", [CACHED_STOPS], ["VERDICT: STOP"], (), "--timing-pairs", "2")
+    (iteration,) = report["iterations"]
+    # The cache: judged on its own first pass, not faster there, dropped; the two honest changes verified again
+    # without it, each faster on its own calls, and accepted.
+    assert iteration["verdict"] == "accepted", iteration["reason"]
+    total, pairs, stops = iteration["functions"]
+    assert [(f["function"], f["verdict"], f["kept"]) for f in (total, pairs)] == [
+        ("total", "faster", True),
+        ("pairs", "faster", True),
+    ]
     assert (stops["function"], stops["verdict"], stops["basis"], stops["kept"]) == (
         "unique_stops",
         "not faster",
@@ -154,13 +151,6 @@ def test_a_cache_on_one_function_is_dropped_by_its_own_figures_and_an_honest_pai
         False,
     )
     assert stops["reason"].startswith("faster only after the first pass (a cache):"), stops["reason"]
-    assert "unique_stops: not faster, faster only after the first pass (a cache)" in cached["reason"]
-    assert cached["changed"] == ["total"]
-    # The honest pair: both functions faster on their own calls, both kept, on their own (steady) figures.
-    assert honest["verdict"] == "accepted", honest["reason"]
-    assert [(f["function"], f["verdict"], f["kept"]) for f in honest["functions"]] == [
-        ("total", "faster", True),
-        ("unique_stops", "faster", True),
-    ]
-    assert sorted(honest["changed"]) == ["total", "unique_stops"]
-    assert report["best"]["iteration"] == honest["index"]
+    assert "unique_stops: not faster, faster only after the first pass (a cache)" in iteration["reason"]
+    assert sorted(iteration["changed"]) == ["pairs", "total"]
+    assert "_SEEN" not in report["best"]["code"]
