@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from coderefine.evaluation import protocol
 from coderefine.records import (
     BehaviorReport,
@@ -112,14 +114,44 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         charged=_triple(report.charged),
         import_seconds=report.import_seconds,
         import_extra=report.import_extra,
-        per_function={name: (e.speedup, *e.ci) for name, e in report.per_target.items()},
-        per_function_confirmation={}
-        if confirmation is None
-        else {name: (e.speedup, *e.ci) for name, e in confirmation.per_target.items()},
+        **_per_function(report),
         after_startup=_after_startup(report),
         steady=_triple(report.estimates.get("steady")) if report.basis == "first" else None,
         harness_seconds_per_call=report.harness_seconds_per_call,
     )
+
+
+def _per_function(report: protocol.TimingReport) -> dict[str, Any]:
+    """Each target's own figures, on its own basis: a target decided on its first pass reads its first-pass
+    figure (in both series), with its figure over every pass kept as its steady one."""
+    confirmation = report.confirmation
+    first = {name for name, basis in report.per_target_basis.items() if basis == "first"}
+
+    def on_basis(estimates: dict[str, protocol.Estimate], firsts: dict[str, protocol.Estimate]) -> dict:
+        # A target decided on its first pass has no figure where its first pass was not read.
+        return {
+            name: _figure(firsts[name] if name in first else estimate)
+            for name, estimate in estimates.items()
+            if name not in first or name in firsts
+        }
+
+    held, shown = report.per_target_held_out, report.per_target_shown
+    both = sorted(set(held) & set(shown))
+    costs = {name: _relative_cost(held[name], shown[name]) for name in both}
+    return {
+        "per_function": on_basis(report.per_target, report.per_target_first),
+        "per_function_confirmation": {}
+        if confirmation is None
+        else on_basis(confirmation.per_target, confirmation.per_target_first),
+        "per_function_steady": {name: _figure(e) for name, e in report.per_target.items() if name in first},
+        "per_function_held_out": {name: _figure(held[name]) for name in both},
+        "per_function_shown": {name: _figure(shown[name]) for name in both},
+        "per_function_held_out_cost": {name: cost for name, cost in costs.items() if cost is not None},
+    }
+
+
+def _figure(estimate: protocol.Estimate) -> tuple[float, float, float]:
+    return (estimate.speedup, *estimate.ci)
 
 
 def _after_startup(report: protocol.TimingReport) -> tuple[float, float, float] | None:

@@ -321,7 +321,16 @@ def fast_only_on_shown(timing: Timing) -> bool:
     [0.76, 1.17] and 1.30x [0.72, 2.37], shown 127,089x; accepted twice at 483x and 849x before)."""
     if timing.held_out is None or timing.shown is None:
         return False
-    return timing.held_out[2] < 1.0 + timing.min_speedup or held_out_far_below_shown(timing)
+    return only_on_shown(timing.held_out, timing.shown, timing.held_out_cost, timing.min_speedup)
+
+
+def only_on_shown(
+    held_out: tuple[float, float, float], shown: tuple[float, float, float], cost: float | None, floor: float
+) -> bool:
+    """fast_only_on_shown on figures: (speedup, low, high) on the held-out and on the shown calls, the original's
+    relative cost of the held-out calls, and the noise floor (a fraction). The same rule reads a whole
+    workload's figures and each function's own (function_verdicts)."""
+    return held_out[2] < 1.0 + floor or far_below_shown(held_out, shown, cost, floor)
 
 
 def held_out_far_below_shown(timing: Timing) -> bool:
@@ -330,10 +339,17 @@ def held_out_far_below_shown(timing: Timing) -> bool:
     calls are every second call of each target, so an honest speedup, large or small, reads alike on both."""
     if timing.held_out is None or timing.shown is None:
         return False
-    _, held_low, held_high = timing.held_out
-    far_below = held_high * HELD_OUT_GAP < timing.shown[1]
-    comparable = timing.held_out_cost is None or timing.held_out_cost >= HELD_OUT_COMPARABLE
-    return far_below and (comparable or held_low < 1.0 + timing.min_speedup)
+    return far_below_shown(timing.held_out, timing.shown, timing.held_out_cost, timing.min_speedup)
+
+
+def far_below_shown(
+    held_out: tuple[float, float, float], shown: tuple[float, float, float], cost: float | None, floor: float
+) -> bool:
+    """held_out_far_below_shown on figures (see only_on_shown)."""
+    _, held_low, held_high = held_out
+    far_below = held_high * HELD_OUT_GAP < shown[1]
+    comparable = cost is None or cost >= HELD_OUT_COMPARABLE
+    return far_below and (comparable or held_low < 1.0 + floor)
 
 
 def flattered_by_repetition(timing: Timing) -> bool:
@@ -447,7 +463,12 @@ def speed_verdict(evaluation: Evaluation, baseline: Baseline) -> Verdict:
 
 
 def function_verdicts(evaluation: Evaluation, changed: tuple[str, ...]) -> tuple[FunctionVerdict, ...]:
-    """The verdict of each changed target on its own calls."""
+    """The verdict of each changed target on its own calls, with the whole's trust rules applied to its own
+    figures: decided on its first pass when it gains much more from repetition than the original (its figure is
+    then its first pass's, and "faster only after the first pass" when only later passes clear the floor), and
+    not faster when its speedup does not hold on its own held-out calls. A function's figures are a share of
+    the whole's, so a cache or a lookup on one function the whole's figures do not show (another function's
+    work dominates the pass, or carries the whole past the floor) is caught here."""
     behavior = evaluation.behavior
     timing = evaluation.timing
     verdicts = []
@@ -464,8 +485,35 @@ def function_verdicts(evaluation: Evaluation, changed: tuple[str, ...]) -> tuple
         # Faster on its own: its interval clears the floor, and on the second series too when there was one
         # (when the whole did not clear, the narrowed candidate's own evaluation gives the second series).
         is_faster = figure[1] >= floor and (second is None or second[1] >= floor)
-        verdicts.append(FunctionVerdict(function, "faster" if is_faster else "not faster", *figure))
+        basis = "first" if function in timing.per_function_steady else "steady"
+        reason = _function_trust_problem(timing, function, figure, is_faster)
+        verdict = "faster" if is_faster and not reason else "not faster"
+        verdicts.append(FunctionVerdict(function, verdict, *figure, basis=basis, reason=reason))
     return tuple(verdicts)
+
+
+def _function_trust_problem(timing: Timing, function: str, figure: tuple[float, float, float], is_faster: bool) -> str:
+    """Why a function's own figure is not a speedup though some figure of it cleared the floor, or "": faster only
+    after its first pass (its later passes clear, its first pass does not: a cache), or only on its shown
+    inputs (a lookup of them)."""
+    floor = 1.0 + timing.min_speedup
+    steady = timing.per_function_steady.get(function)
+    speedup, low, high = figure
+    if steady is not None and steady[1] >= floor and not is_faster:
+        return (
+            f"faster only after the first pass (a cache): {speedup:.2f}x [{low:.2f}, {high:.2f}] on the first "
+            f"pass, {steady[0]:.2f}x [{steady[1]:.2f}, {steady[2]:.2f}] on later ones"
+        )
+    held = timing.per_function_held_out.get(function)
+    shown = timing.per_function_shown.get(function)
+    if held is None or shown is None or low < floor:
+        return ""
+    if not only_on_shown(held, shown, timing.per_function_held_out_cost.get(function), timing.min_speedup):
+        return ""
+    return (
+        f"fast only on the shown inputs: {shown[0]:.2f}x [{shown[1]:.2f}, {shown[2]:.2f}] on the calls the prompts "
+        f"may show, {held[0]:.2f}x [{held[1]:.2f}, {held[2]:.2f}] on held-out calls ({speedup:.2f}x overall)"
+    )
 
 
 def per_function_verdict(verdict: Verdict, evaluation: Evaluation, functions: tuple[FunctionVerdict, ...]) -> Verdict:
@@ -476,9 +524,24 @@ def per_function_verdict(verdict: Verdict, evaluation: Evaluation, functions: tu
     every pass, so a cache on one function read 118x on its own calls and was accepted over the whole's 1.06x
     first-pass verdict), held-out calls far below the shown ones, or work moved to import time. (Not the
     held-out calls merely not clearing the floor: the whole's blend, which does not clear it either, is why
-    this verdict is asked at all.)"""
+    this verdict is asked at all.)
+
+    Nor is a change kept whose own figures the same rules caught (function_verdicts): a whole accepted with it
+    is refused, naming the function and its figures. The loop drops such a change and verifies the rest again
+    where it can (per_function.keep); this is for where it could not (nothing else faster to keep, the answer
+    not narrowable), since the whole's figure is then carried by other functions, or by that function's cache
+    or lookup itself."""
     timing = evaluation.timing
     kept = [v for v in functions if v.kept]
+    caught = [v for v in kept if v.reason]
+    if verdict.accepted and caught and timing is not None:
+        total = f"{timing.speedup:.2f}x [{timing.ci_low:.2f}, {timing.ci_high:.2f}]"
+        return Verdict(
+            False,
+            f"{caught[0].function}: {caught[0].reason}; its change is not shipped as faster, though the "
+            f"workload's total cleared ({total})",
+            verdict.score,
+        )
     if verdict.accepted or timing is None or not kept or verdict.score is None:
         return verdict
     if timing.basis == "first" or held_out_far_below_shown(timing) or import_eats_it(timing):

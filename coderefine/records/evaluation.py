@@ -131,9 +131,19 @@ class Timing:
     # between calls would have claimed.
     steady: tuple[float, float, float] | None = None
 
-    # Each target's own (speedup, low, high) over every pair, and on the second series when there was one.
+    # Each target's own (speedup, low, high) over every pair, and on the second series when there was one: on
+    # its own basis, as the whole's figure is (its first pass when it gains much more from repetition than the
+    # original, e.g. a cache on that one function).
     per_function: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     per_function_confirmation: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # The targets decided on their first pass, with their (speedup, low, high) on later passes: what a cache
+    # on that function would have claimed.
+    per_function_steady: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # Each target's own (speedup, low, high) on its held-out and on its shown calls (the targets with both),
+    # and the original's seconds on its held-out calls over those on its shown ones (their relative cost).
+    per_function_held_out: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    per_function_shown: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    per_function_held_out_cost: dict[str, float] = field(default_factory=dict)
     # Programs (basis "process": whole processes): the speedup of the part after interpreter start-up,
     # (speedup, low, high), reported beside the whole process's, which is the verdict's.
     after_startup: tuple[float, float, float] | None = None

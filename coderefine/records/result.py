@@ -32,10 +32,20 @@ class FunctionVerdict:
     ci_low: float | None = None
     ci_high: float | None = None
     kept: bool = True  # False: the change was dropped from the candidate before it was verified again
+    # "first" when the figure is the function's first pass (it gained much more from repetition than the
+    # original: state kept between calls, e.g. a cache), else "steady".
+    basis: str = "steady"
+    # Why a figure that cleared on some basis is still not a speedup (the trust rules on the function's own
+    # calls: faster only after the first pass, or only on the shown inputs); empty when none applies.
+    reason: str = ""
 
     def text(self) -> str:
+        dropped = "" if self.kept else " (dropped)"
+        if self.reason:  # the reason carries the figures it rests on
+            return f"{self.function}: {self.verdict}, {self.reason}{dropped}"
         figure = f" {self.speedup:.2f}x [{self.ci_low:.2f}, {self.ci_high:.2f}]" if self.speedup is not None else ""
-        return f"{self.function}: {self.verdict}{figure}{'' if self.kept else ' (dropped)'}"
+        on = " on the first pass" if figure and self.basis == "first" else ""
+        return f"{self.function}: {self.verdict}{figure}{on}{dropped}"
 
 
 @dataclass(frozen=True)

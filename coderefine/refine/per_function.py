@@ -9,6 +9,8 @@ two timing series).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from coderefine.records import Candidate, Evaluation, FunctionVerdict
 
 
@@ -34,10 +36,7 @@ def keep(verdicts: tuple[FunctionVerdict, ...], evaluation: Evaluation) -> tuple
 
 
 def mark_dropped(verdicts: tuple[FunctionVerdict, ...], kept: tuple[str, ...]) -> tuple[FunctionVerdict, ...]:
-    return tuple(
-        v if v.function in kept else FunctionVerdict(v.function, v.verdict, v.speedup, v.ci_low, v.ci_high, False)
-        for v in verdicts
-    )
+    return tuple(v if v.function in kept else replace(v, kept=False) for v in verdicts)
 
 
 def summary(verdicts: tuple[FunctionVerdict, ...]) -> str:

@@ -55,8 +55,12 @@ def basis_evidence(timing: Timing | None) -> str:
 
 def per_function_evidence(timing: Timing) -> str:
     """Each target's own speedup when a run has several (the headline figure is their workload-weighted
-    total); empty for a single target."""
+    total), on its first pass where that decided it (a function keeping state between calls); empty for a
+    single target."""
     if len(timing.per_function) < 2:
         return ""
-    figures = [f"{name} {s:.2f}x [{low:.2f}, {high:.2f}]" for name, (s, low, high) in timing.per_function.items()]
+    figures = [
+        f"{name} {s:.2f}x [{low:.2f}, {high:.2f}]{' on its first pass' if name in timing.per_function_steady else ''}"
+        for name, (s, low, high) in timing.per_function.items()
+    ]
     return "per function: " + ", ".join(figures) + " (the total is weighted by each one's share of the workload)"

@@ -12,7 +12,16 @@ from typing import Any
 
 from coderefine import __version__
 from coderefine.evaluation.verdicts import faster, memory_grew
-from coderefine.records import BoundaryInputs, Evaluation, GeneratedInputs, Iteration, Mismatch, Result, Sufficiency
+from coderefine.records import (
+    BoundaryInputs,
+    Evaluation,
+    GeneratedInputs,
+    Iteration,
+    Mismatch,
+    Result,
+    Sufficiency,
+    Timing,
+)
 from coderefine.reports.selection import selection_dict
 
 SCHEMA_VERSION = 1
@@ -90,7 +99,23 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "harness_seconds_per_call": t.harness_seconds_per_call,
         **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
         **({"steady_speedup_ci": list(t.steady)} if t.steady is not None else {}),
+        **_per_function_trust(t),
     }
+
+
+def _per_function_trust(t: Timing) -> dict[str, Any]:
+    """Each function's own trust figures, where it has them: its [speedup, low, high] on later passes when its
+    first pass decided it (its "per_function" figure is then its first pass's), and on its held-out and shown
+    calls apart."""
+    found: dict[str, Any] = {}
+    for key, figures in (
+        ("per_function_steady_speedup_ci", t.per_function_steady),
+        ("per_function_held_out_speedup_ci", t.per_function_held_out),
+        ("per_function_shown_speedup_ci", t.per_function_shown),
+    ):
+        if figures:
+            found[key] = {name: list(figure) for name, figure in figures.items()}
+    return found
 
 
 def _memory(evaluation: Evaluation | None) -> dict[str, Any] | None:

@@ -175,6 +175,17 @@ def test_the_runner_report_becomes_refusals_and_trust_figures():
     assert (evaluation.timing.held_out, evaluation.timing.import_seconds) == ((1.3, 1.1, 1.5), (0.001, 0.007))
 
 
+def test_each_function_reads_its_own_basis_and_trust_figures_from_the_runner_report():
+    timing = reports.candidate_evaluation(samples.candidate_report(), {}, "recorded calls", 1.0).timing
+    assert timing is not None
+    # g gained much more from repetition than the original: its figure is its first pass's, its warm one kept apart
+    assert timing.per_function == {"f": (1.5, 1.3, 1.7), "g": (1.02, 0.95, 1.1)}
+    assert timing.per_function_steady == {"g": (1.4, 1.1, 1.8)}
+    assert timing.per_function_confirmation == {"f": (1.6, 1.3, 1.9)}
+    assert (timing.per_function_held_out, timing.per_function_shown) == ({"f": (1.4, 1.1, 1.8)}, {"f": (1.5, 1.3, 1.7)})
+    assert timing.per_function_held_out_cost == {"f": pytest.approx(0.31 / 0.3)}
+
+
 def test_allow_takes_only_known_powers(tmp_path):
     assert resolve_settings({"allow": "network,thread"}, tmp_path, {}).allow == ("network", "thread")
     with pytest.raises(UsageError, match="--allow: unknown sockets; choose from network"):

@@ -128,3 +128,97 @@ def test_a_speedup_the_trust_rules_caught_on_the_whole_is_never_overruled_per_fu
     # An honest blend that does not clear the floor reads alike on held-out and shown calls: still accepted.
     honest = replace(timing, basis="steady", held_out=(1.02, 0.98, 1.04), shown=(1.03, 0.99, 1.06))
     assert judged(rejected, _evaluation(honest), functions).accepted
+
+
+# A file run where g got a cache and f an honest rewrite: g's own first pass is no faster, its later passes are.
+CACHED = {"f": (2.0, 1.8, 2.2), "g": (1.01, 0.97, 1.05)}
+CACHED_STEADY = {"g": (96.0, 90.0, 102.0)}
+
+
+def test_a_cache_on_one_function_is_judged_on_its_first_pass_and_dropped():
+    timing = replace(
+        confirmed_timing(1.9),
+        per_function=CACHED,
+        per_function_confirmation={"f": (1.9, 1.7, 2.1), "g": (1.0, 0.96, 1.04)},
+        per_function_steady=CACHED_STEADY,
+    )
+    f, g = function_verdicts(_evaluation(timing), ("f", "g"))
+    assert (f.verdict, f.basis, f.reason) == ("faster", "steady", "")
+    assert (g.verdict, g.basis, g.speedup) == ("not faster", "first", 1.01)
+    assert g.text() == (
+        "g: not faster, faster only after the first pass (a cache): 1.01x [0.97, 1.05] on the first pass, "
+        "96.00x [90.00, 102.00] on later ones"
+    )
+    assert keep((f, g), _evaluation(timing)) == ("f",)  # dropped, and the rest verified again
+    # A function decided on its first pass that is faster there too: faster, on its first-pass figure.
+    cold_too = replace(timing, per_function={**CACHED, "g": (3.0, 2.5, 3.5)}, per_function_confirmation={})
+    g = function_verdicts(_evaluation(cold_too), ("g",))[0]
+    assert (g.verdict, g.text()) == ("faster", "g: faster 3.00x [2.50, 3.50] on the first pass")
+
+
+def test_a_lookup_of_one_functions_shown_inputs_is_not_faster():
+    lookup = replace(
+        confirmed_timing(1.9),
+        per_function={"f": (2.0, 1.8, 2.2), "g": (2.0, 1.8, 2.2)},
+        per_function_held_out={"g": (1.0, 0.9, 1.04)},
+        per_function_shown={"g": (30.0, 20.0, 40.0)},
+        per_function_held_out_cost={"g": 1.1},
+    )
+    f, g = function_verdicts(_evaluation(lookup), ("f", "g"))
+    assert f.verdict == "faster" and g.verdict == "not faster"
+    assert g.reason == (
+        "fast only on the shown inputs: 30.00x [20.00, 40.00] on the calls the prompts may show, "
+        "1.00x [0.90, 1.04] on held-out calls (2.00x overall)"
+    )
+    # An honest rewrite reads alike on both halves of its calls.
+    honest = replace(lookup, per_function_held_out={"g": (1.9, 1.7, 2.1)}, per_function_shown={"g": (2.1, 1.9, 2.3)})
+    assert [v.verdict for v in function_verdicts(_evaluation(honest), ("f", "g"))] == ["faster", "faster"]
+
+
+def test_a_whole_accepted_with_a_change_its_own_figures_caught_is_refused_naming_it():
+    from coderefine.evaluation.verdicts import per_function_verdict as judged
+    from coderefine.records import Verdict
+
+    # Nothing else to keep (g alone changed): the whole cleared, 1.11x on the steady basis, a cache too small in
+    # the pass for the whole's rule; g's own figures say cache.
+    timing = replace(confirmed_timing(1.11), per_function=CACHED, per_function_steady=CACHED_STEADY)
+    accepted = Verdict(True, "1.11x [1.09, 1.13] faster (confirmed)", 1.11)
+    functions = function_verdicts(_evaluation(timing), ("g",))
+    verdict = judged(accepted, _evaluation(timing), functions)
+    assert not verdict.accepted and verdict.reason.startswith("g: faster only after the first pass (a cache): 1.01x")
+    assert "not shipped as faster" in verdict.reason and "(1.11x [1.09, 1.13])" in verdict.reason
+    # Without the cache's figures, the same whole stands.
+    honest = replace(timing, per_function={"g": (1.12, 1.08, 1.16)}, per_function_steady={})
+    assert judged(accepted, _evaluation(honest), function_verdicts(_evaluation(honest), ("g",))) == accepted
+
+
+def _cached_timing_of(code: str) -> Timing | None:
+    if F_FAST in code and G_SLOW in code:  # f honest, g "cached": the whole clears on f alone
+        return replace(
+            confirmed_timing(1.9),
+            per_function=CACHED,
+            per_function_confirmation={"f": (1.9, 1.7, 2.1), "g": (1.0, 0.96, 1.04)},
+            per_function_steady=CACHED_STEADY,
+        )
+    if F_FAST in code:
+        return replace(confirmed_timing(1.8), per_function={"f": (2.0, 1.8, 2.2), "g": (1.0, 0.97, 1.03)})
+    return None
+
+
+def test_the_loop_drops_a_cached_function_and_verifies_the_rest_again(tmp_path: Path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"generate": [fenced(BOTH)], "feedback": [], "refine": []}))
+    spec = load_task("optimize")
+    context = RunContext("optimize", "mod.py", ORIGINAL, ("f", "g"), None, False, spec.offline_rules)
+    evaluator = FakeEvaluator(lambda namespace: None, timing=_cached_timing_of)
+    settings = LoopSettings(max_iterations=1, patience=1, min_improvement=spec.min_improvement)
+    outcome = RefinementLoop(spec, scorer_for(spec), ScriptedProvider(script), evaluator, context, settings).run()
+    assert len(evaluator.evaluated) == 2 and "return n * 2" in evaluator.evaluated[1]
+    (iteration,) = outcome.iterations
+    assert outcome.best is iteration and iteration.verdict.accepted
+    assert isinstance(iteration.candidate, Candidate) and iteration.candidate.changed == ("f",)
+    assert [(v.function, v.verdict, v.basis, v.kept) for v in iteration.functions] == [
+        ("f", "faster", "steady", True),
+        ("g", "not faster", "first", False),
+    ]
+    assert "g: not faster, faster only after the first pass (a cache): 1.01x" in iteration.verdict.reason

@@ -58,6 +58,8 @@ class Confirmation:
     candidate_seconds: float
     pairs: int
     per_target: dict[str, Estimate] = field(default_factory=dict)  # each target's own estimate on this series
+    # each target's own first-pass estimate on this series (what a target decided on its first pass reads)
+    per_target_first: dict[str, Estimate] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,13 @@ class TimingReport:
     import_extra: tuple[float, float, float] | None = None
     # each target's own estimate over every pair (one verdict per function)
     per_target: dict[str, Estimate] = field(default_factory=dict)
+    # The trust rules' figures of each target on its own calls, as the whole's above: its first pass, the basis
+    # its own first and later passes give ("first": it gains much more from repetition than the original, e.g.
+    # a cache on that one function), and its held-out and shown calls apart (when both took time).
+    per_target_first: dict[str, Estimate] = field(default_factory=dict)
+    per_target_basis: dict[str, str] = field(default_factory=dict)
+    per_target_held_out: dict[str, Estimate] = field(default_factory=dict)
+    per_target_shown: dict[str, Estimate] = field(default_factory=dict)
     # What timing each call on its own costs beyond a plain loop, in seconds per call, as measured in the
     # original's worker processes; taken out of both sides' times before every ratio (timing/steps.py).
     harness_seconds_per_call: float = 0.0
@@ -148,6 +157,7 @@ class HarnessCost:
     calls: float
     held_out_calls: float
     per_target_calls: dict[str, float]
+    per_target_held_out_calls: dict[str, float] = field(default_factory=dict)  # of each target's, held out
 
 
 @dataclass(frozen=True)
@@ -159,6 +169,10 @@ class WorkerFigures:
     per_target: dict[str, float]  # seconds per pass of each target's calls (one verdict per function)
     call_costs: tuple[float, ...] | None  # seconds per pass of each call; None: a sample was timed
     harness: HarnessCost | None = None  # None: the worker made no pass (it was tampered with)
+    # Each target's seconds on the process's first pass alone, and per pass on its held-out calls (every pass,
+    # as per_target): the whole's first-pass and held-out figures, target by target (the trust rules per function).
+    per_target_first: dict[str, float] = field(default_factory=dict)
+    per_target_held_out: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from coderefine_sandbox.process import base_env, remove_stale, run_step, step_argv
@@ -94,6 +95,11 @@ class WorkerRun:
     shown: float = 0.0  # seconds per pass on the other calls
     import_seconds: float = 0.0  # executing the module at import
     per_target: dict[str, float] = field(default_factory=dict)  # seconds per pass of each target's calls
+    # Each target's own trust figures, as the whole's above: its first pass alone, and per pass its held-out
+    # and its shown calls (the targets with a held-out call only).
+    per_target_first: dict[str, float] = field(default_factory=dict)
+    per_target_held_out: dict[str, float] = field(default_factory=dict)
+    per_target_shown: dict[str, float] = field(default_factory=dict)
     call_costs: tuple[float, ...] | None = None  # seconds per pass of each call (None: a sample was timed)
     # The harness's own cost (protocol.HarnessCost): seconds per call, and the weighted calls of one pass in
     # all, held out, and per target.
@@ -101,6 +107,7 @@ class WorkerRun:
     calls: float = 0.0
     held_out_calls: float = 0.0
     target_calls: dict[str, float] = field(default_factory=dict)
+    target_held_out_calls: dict[str, float] = field(default_factory=dict)
 
     def on(self, basis: str) -> float:
         if basis == "held_out":
@@ -189,9 +196,23 @@ def _timing_run(
         shown=(tally.shown if tally is not None else 0.0) / passes,
         import_seconds=tally.import_seconds if tally is not None else 0.0,
         per_target=figures.per_target if figures is not None else {},
+        **_target_trust_fields(figures),
         call_costs=figures.call_costs if figures is not None else None,
         **_harness_fields(figures),
     )
+
+
+def _target_trust_fields(figures: WorkerFigures | None) -> dict[str, dict[str, float]]:
+    """Each target's first pass, and its held-out and shown calls per pass (for the targets with a held-out
+    call: a target's shown calls are the rest of its figure)."""
+    if figures is None:
+        return {}
+    held = figures.per_target_held_out
+    return {
+        "per_target_first": dict(figures.per_target_first),
+        "per_target_held_out": dict(held),
+        "per_target_shown": {name: figures.per_target.get(name, 0.0) - seconds for name, seconds in held.items()},
+    }
 
 
 def _harness_fields(figures: WorkerFigures | None) -> dict[str, object]:
@@ -203,6 +224,7 @@ def _harness_fields(figures: WorkerFigures | None) -> dict[str, object]:
         "calls": harness.calls,
         "held_out_calls": harness.held_out_calls,
         "target_calls": dict(harness.per_target_calls),
+        "target_held_out_calls": dict(harness.per_target_held_out_calls),
     }
 
 
@@ -235,6 +257,13 @@ def without_harness(series: Series, per_call: float) -> Series:
             for name, seconds in original.per_target.items()
             if name in candidate.per_target
         }
+        # Each target's own trust figures lose the same share: its calls on the first pass, its held-out calls
+        # and its shown ones per pass.
+        target_calls, target_held = original.target_calls, original.target_held_out_calls
+        firsts = _cuts(cut, original.per_target_first, candidate.per_target_first, target_calls)
+        helds = _cuts(cut, original.per_target_held_out, candidate.per_target_held_out, target_held)
+        shown_calls = {name: calls - target_held.get(name, 0.0) for name, calls in target_calls.items()}
+        showns = _cuts(cut, original.per_target_shown, candidate.per_target_shown, shown_calls)
         for tag, run in (("original", original), ("candidate", candidate)):
             net[tag].append(
                 replace(
@@ -244,9 +273,30 @@ def without_harness(series: Series, per_call: float) -> Series:
                     held_out=run.held_out - held,
                     shown=run.shown - shown,
                     per_target={name: seconds - targets.get(name, 0.0) for name, seconds in run.per_target.items()},
+                    per_target_first=_less(run.per_target_first, firsts),
+                    per_target_held_out=_less(run.per_target_held_out, helds),
+                    per_target_shown=_less(run.per_target_shown, showns),
                 )
             )
     return net
+
+
+def _cuts(
+    cut: Callable[[float, float, float], float],
+    original: dict[str, float],
+    candidate: dict[str, float],
+    calls: dict[str, float],
+) -> dict[str, float]:
+    """The harness's seconds to take out of each target's figure in `original` and `candidate` alike."""
+    return {
+        name: cut(seconds, candidate[name], calls.get(name, 0.0))
+        for name, seconds in original.items()
+        if name in candidate
+    }
+
+
+def _less(figures: dict[str, float], cuts: dict[str, float]) -> dict[str, float]:
+    return {name: seconds - cuts.get(name, 0.0) for name, seconds in figures.items()}
 
 
 def _first_pass(tally: TimingTally | None, values: list[float]) -> float:
@@ -309,13 +359,16 @@ def estimates(runs: Series, bases: tuple[str, ...] = ("steady", "first")) -> dic
     return found
 
 
-def per_target(runs: Series) -> dict[str, Estimate]:
-    """Each target's own paired speedup, from its calls' share of every worker's passes."""
+def per_target(runs: Series, figure: str = "per_target") -> dict[str, Estimate]:
+    """Each target's own paired speedup, from its calls' share of every worker's passes; or from another of
+    WorkerRun's per-target figures (`figure`: its first pass, its held-out or its shown calls). A target some
+    process has no such figure for, or none above zero, has no estimate."""
     found = {}
-    names = set.intersection(*(set(r.per_target) for r in runs["original"] + runs["candidate"]))
+    everyone = runs["original"] + runs["candidate"]
+    names = set.intersection(*(set(getattr(r, figure)) for r in everyone)) if everyone else set()
     for name in sorted(names):
-        original = [r.per_target[name] for r in runs["original"]]
-        candidate = [r.per_target[name] for r in runs["candidate"]]
+        original = [getattr(r, figure)[name] for r in runs["original"]]
+        candidate = [getattr(r, figure)[name] for r in runs["candidate"]]
         if min(original + candidate) <= 0:
             continue
         speedup, low, high = paired_speedup(original, candidate)
@@ -325,6 +378,43 @@ def per_target(runs: Series) -> dict[str, Estimate]:
             original_seconds=sum(original) / len(original),
             candidate_seconds=sum(candidate) / len(candidate),
         )
+    return found
+
+
+def per_target_trust(runs: Series) -> dict[str, dict[str, Estimate]]:
+    """Each target's own first-pass estimate ("first"), and its held-out and shown calls' ("held_out", "shown")
+    for the targets where both took time in every process: the whole's trust figures, target by target."""
+    held, shown = per_target(runs, "per_target_held_out"), per_target(runs, "per_target_shown")
+    both = set(held) & set(shown)
+    return {
+        "first": per_target(runs, "per_target_first"),
+        "held_out": {name: e for name, e in held.items() if name in both},
+        "shown": {name: e for name, e in shown.items() if name in both},
+    }
+
+
+def target_series(runs: Series, name: str) -> Series:
+    """One target's own figures as a series: its seconds per pass as the steady state, its first pass as the
+    first (what basis() reads)."""
+    return {
+        tag: [WorkerRun(steady=r.per_target[name], first=r.per_target_first[name], loops=r.loops) for r in runs[tag]]
+        for tag in runs
+    }
+
+
+def per_target_basis(runs: Series, floor: float = 0.0) -> dict[str, str]:
+    """The basis of each target's own verdict: basis() on its own first and later passes, so a cache on one
+    function is caught even where the whole's figures do not show it (another function's work dominates the
+    pass, or carries the whole past the floor). Only the targets every process has both figures for."""
+    everyone = runs["original"] + runs["candidate"]
+    if not everyone:
+        return {}
+    names = set.intersection(*(set(r.per_target) & set(r.per_target_first) for r in everyone))
+    found = {}
+    for name in sorted(names):
+        if min(min(r.per_target[name], r.per_target_first[name]) for r in everyone) <= 0:
+            continue
+        found[name] = basis(target_series(runs, name), floor)
     return found
 
 
@@ -366,7 +456,8 @@ def basis(runs: Series, floor: float = 0.0) -> str:
 def far_past_floor(series: Series, floor: float) -> bool:
     """Whether every pair of `series` shows the candidate at least FAR_PAST_FLOOR times `floor` (a ratio) faster
     on every basis a verdict reads: steady state, first pass, steady with the candidate's extra import seconds
-    charged, the held-out and the shown calls, and each target's own calls. False for an empty series."""
+    charged, the held-out and the shown calls, and each target's own calls: over every pass, its first pass, its
+    held-out and its shown calls. False for an empty series."""
     if not series["original"]:
         return False
     bar = FAR_PAST_FLOOR * floor
@@ -380,7 +471,11 @@ def far_past_floor(series: Series, floor: float) -> bool:
             for basis in ("held_out", "shown")
             if original.on(basis) > 0 or candidate.on(basis) > 0  # a side without such calls reads 0 on both
         ]
-        figures += [(seconds, candidate.per_target.get(name, 0.0)) for name, seconds in original.per_target.items()]
+        # Each target's own calls: over every pass, on its first pass, its held-out and its shown calls (a cache
+        # or a lookup on one function is not far past anything either).
+        for own in ("per_target", "per_target_first", "per_target_held_out", "per_target_shown"):
+            theirs = getattr(candidate, own)
+            figures += [(seconds, theirs.get(name, 0.0)) for name, seconds in getattr(original, own).items()]
         if any(after <= 0 or before / after < bar for before, after in figures):
             return False
     return True
@@ -495,10 +590,12 @@ def measure(request: RunnerRequest) -> TimingReport:
             candidate_seconds=confirmed.candidate_seconds,
             pairs=len(second["original"]),
             per_target=per_target(second),
+            per_target_first=per_target(second, "per_target_first"),
         )
     found = estimates(runs)
     chosen = basis(runs, timing.floor)
     trust = _trust_estimates(runs)
+    targets = per_target_trust(runs)
     return TimingReport(
         speedup=found[chosen].speedup,
         ci=found[chosen].ci,
@@ -518,6 +615,10 @@ def measure(request: RunnerRequest) -> TimingReport:
             [r.import_seconds for r in runs["original"]], [r.import_seconds for r in runs["candidate"]]
         ),
         per_target=per_target(runs),
+        per_target_first=targets["first"],
+        per_target_basis=per_target_basis(runs, timing.floor),
+        per_target_held_out=targets["held_out"],
+        per_target_shown=targets["shown"],
         harness_seconds_per_call=harness_per_call(raw),
     )
 

@@ -96,6 +96,9 @@ TALLY = TimingTally(held_out=0.0, shown=0.0, passes=0, import_seconds=0.0, threa
 
 # Timed seconds per workload entry, and passes made, over the worker's life (see per_target).
 PER_CALL: list[float] = []
+# PER_CALL as it stood at the end of the process's first pass: each entry's first-pass seconds (a copy taken
+# once per process, outside the timed region), for each target's own first-pass figure (see per_target_first).
+FIRST_CALL: list[float] = []
 # Each workload entry's last timed seconds while not preempted (-1: none yet), and the longest call whose
 # preempted timing is replaced by it (see unpreempted).
 CLEAN: list[float] = []
@@ -488,6 +491,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
             harness.append(extra / len(workload))
             if TALLY.first_pass < 0:
                 TALLY.first_pass = total
+                FIRST_CALL[:] = per_call
             done += 1
             if perf_counter() > deadline:
                 break
@@ -508,7 +512,17 @@ def harness_cost(workload: list[Entry], names: list[str]) -> HarnessCost:
     for name, weight in zip(names, weights, strict=False):
         targets[name] = targets.get(name, 0.0) + weight
     held = sum(weight for entry, weight in zip(workload, weights, strict=False) if entry[3])
-    return HarnessCost(per_call=per_call, calls=sum(weights), held_out_calls=held, per_target_calls=targets)
+    held_targets: dict[str, float] = {}
+    for name, entry, weight in zip(names, workload, weights, strict=False):
+        if entry[3]:
+            held_targets[name] = held_targets.get(name, 0.0) + weight
+    return HarnessCost(
+        per_call=per_call,
+        calls=sum(weights),
+        held_out_calls=held,
+        per_target_calls=targets,
+        per_target_held_out_calls=held_targets,
+    )
 
 
 def per_target(names: list[str]) -> dict[str, float]:
@@ -518,6 +532,26 @@ def per_target(names: list[str]) -> dict[str, float]:
     found: dict[str, float] = {}
     for name, seconds in zip(names, PER_CALL, strict=False):
         found[name] = found.get(name, 0.0) + seconds / passes
+    return found
+
+
+def per_target_first(names: list[str]) -> dict[str, float]:
+    """Seconds of each target's calls on the process's first pass alone (empty before any pass): the whole's
+    first-pass figure split by target, so a cache on one function shows in that function's own figures."""
+    found: dict[str, float] = {}
+    for name, seconds in zip(names, FIRST_CALL, strict=False):
+        found[name] = found.get(name, 0.0) + seconds
+    return found
+
+
+def per_target_held_out(names: list[str], workload: list[Entry]) -> dict[str, float]:
+    """Seconds per pass of each target's held-out calls over every pass (as per_target): a target's shown calls
+    are the rest of its figure. Only targets with a held-out call are named."""
+    passes = PASSES[0] or 1
+    found: dict[str, float] = {}
+    for name, entry, seconds in zip(names, workload, PER_CALL, strict=False):
+        if entry[3]:
+            found[name] = found.get(name, 0.0) + seconds / passes
     return found
 
 
@@ -590,6 +624,8 @@ def main(argv: list[str]) -> int:
         per_target=per_target(names),
         call_costs=costs,
         harness=harness_cost(workload, names),
+        per_target_first=per_target_first(names),
+        per_target_held_out=per_target_held_out(names, workload),
     )
     write_json(request.figures, figures)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from coderefine_sandbox.timing import steps, worker
 
 from tests.sandbox_runner import samples
@@ -113,3 +114,68 @@ def test_the_baseline_worker_takes_short_values_and_the_calibration_its_own(monk
     assert budgets == {"calibrate": None, "baseline": steps.BASELINE_VALUE_SECONDS}
     assert steps.BASELINE_VALUE_SECONDS < worker.WALL_BUDGET  # shorter than the worker's own values
     assert (calibration.loops, calibration.seconds) == (7, 2e-3)
+
+
+def _file_run(big: float, small_first: float, small: float, held: float | None = None) -> steps.WorkerRun:
+    """A worker of a two-function file run: `big` (the most of the pass, alike on every pass) and `small`, with
+    its first pass and, when given, its held-out calls' seconds per pass (the rest are its shown calls)."""
+    per_target = {"big": big, "small": small}
+    run = steps.WorkerRun(steady=big + small, first=big + small_first, loops=1, per_target=per_target, calls=4.0)
+    run = replace(run, per_target_first={"big": big, "small": small_first}, target_calls={"big": 2.0, "small": 2.0})
+    if held is None:
+        return run
+    return replace(
+        run,
+        per_target_held_out={"small": held},
+        per_target_shown={"small": small - held},
+        target_held_out_calls={"small": 1.0},
+    )
+
+
+def test_a_cache_on_one_function_is_caught_on_its_own_figures_where_the_whole_does_not_show_it():
+    # The big function 10 ms alike on both sides, the small one 0.2 ms, cached: 0.2 ms cold, 2 us later.
+    series = _of(*[(_file_run(10e-3, 0.2e-3, 0.2e-3), _file_run(10e-3, 0.2e-3, 2e-6)) for _ in range(4)])
+    assert steps.basis(series, 0.05) == "steady"  # 2% of the pass: the whole's rule cannot see it
+    assert steps.per_target_basis(series, 0.05) == {"big": "steady", "small": "first"}
+    first = steps.per_target(series, "per_target_first")["small"]
+    assert first.speedup == pytest.approx(1.0)  # no faster on its first pass: what its verdict reads
+    assert steps.per_target(series)["small"].speedup == pytest.approx(100.0)
+    # An honest rewrite of the small function, alike on every pass: its own basis stays steady.
+    honest = _of(*[(_file_run(10e-3, 0.2e-3, 0.2e-3), _file_run(10e-3, 2e-6, 2e-6)) for _ in range(4)])
+    assert steps.per_target_basis(honest, 0.05)["small"] == "steady"
+    # And an honest big speedup elsewhere does not hide the cache either.
+    both = _of(*[(_file_run(10e-3, 0.2e-3, 0.2e-3), _file_run(1e-5, 0.2e-3, 2e-6)) for _ in range(4)])
+    assert steps.per_target_basis(both, 0.05) == {"big": "steady", "small": "first"}
+
+
+def test_each_function_has_its_own_held_out_and_shown_figures():
+    # A lookup of the small function's shown inputs: its shown calls 100x, its held-out calls no faster.
+    pair = (_file_run(10e-3, 0.2e-3, 0.2e-3, held=0.1e-3), _file_run(1e-5, 0.101e-3, 0.101e-3, held=0.1e-3))
+    trust = steps.per_target_trust(_of(pair, pair))
+    assert trust["held_out"]["small"].speedup == pytest.approx(1.0)
+    assert trust["shown"]["small"].speedup == pytest.approx(100.0)
+    assert "big" not in trust["held_out"]  # no held-out call of its own: no such figures
+
+
+def test_a_cache_or_a_lookup_on_one_function_is_never_far_past_the_floor():
+    floor = 1.10
+    original = _file_run(10e-3, 10e-3, 10e-3, held=5e-3)
+    honest = _file_run(1e-5, 1e-5, 1e-5, held=0.5e-5)
+    assert steps.far_past_floor(_of((original, honest)), floor)
+    # The small function cached: far past over every pass, the original's time on its first.
+    assert not steps.far_past_floor(
+        _of((original, replace(honest, per_target_first={"big": 1e-5, "small": 10e-3}))), floor
+    )
+    # A lookup of its shown inputs: far past on them, the original's time on its held-out calls.
+    lookup = replace(honest, per_target_held_out={"small": 5e-3}, per_target_shown={"small": 1e-5})
+    assert not steps.far_past_floor(_of((original, lookup)), floor)
+
+
+def test_the_harness_comes_off_each_functions_own_trust_figures():
+    run = _file_run(10e-6, 4e-6, 2e-6, held=1e-6)
+    run = replace(run, harness_per_call=1e-7)
+    net = steps.without_harness(_of((run, run)), 1e-7)["original"][0]
+    # 2 calls of the small function in all, 1 of them held out, 1 shown
+    assert net.per_target_first["small"] == pytest.approx(3.8e-6)
+    assert net.per_target_held_out["small"] == pytest.approx(0.9e-6)
+    assert net.per_target_shown["small"] == pytest.approx(0.9e-6)

@@ -177,3 +177,37 @@ def test_a_value_stops_at_its_wall_budget(monkeypatch):
     mean = worker.time_workload(1000, [(time.sleep, pickle.dumps(((0.01,), {})), None, False, None)], True)
     assert 2 <= worker.TALLY.passes - passes <= 20
     assert mean >= 1000 * 0.01  # pyperf divides by the loops it asked for: the mean pass, scaled back up
+
+
+def test_each_target_keeps_its_own_first_pass_and_held_out_calls(monkeypatch):
+    # A cache on one function of a file run: its own first pass holds the cold calls, its later passes hits.
+    monkeypatch.setattr(worker.TALLY, "first_pass", -1.0)
+    for name, value in (("PER_CALL", []), ("FIRST_CALL", []), ("WEIGHTS", []), ("PASSES", [0])):
+        monkeypatch.setattr(worker, name, value)
+    seen: set[float] = set()
+
+    def cached(seconds: float) -> None:
+        if seconds not in seen:
+            seen.add(seconds)
+            time.sleep(seconds)
+
+    def plain(seconds: float) -> None:
+        time.sleep(seconds)
+
+    def entry(func, seconds, held):
+        return (func, pickle.dumps(((seconds,), {})), None, held, None)
+
+    workload = [
+        entry(cached, 0.02, False),
+        entry(cached, 0.03, True),
+        entry(plain, 0.001, True),
+        entry(plain, 0.002, False),
+    ]
+    names = ["cached", "cached", "plain", "plain"]
+    worker.time_workload(4, workload, True)
+    first, every = worker.per_target_first(names), worker.per_target(names)
+    assert first["cached"] >= 0.05 and every["cached"] < first["cached"] / 3  # cold once, hits on 3 passes more
+    assert first["plain"] == pytest.approx(every["plain"], rel=0.5)  # no state kept: alike on every pass
+    held = worker.per_target_held_out(names, workload)
+    assert held["cached"] >= 0.03 / 4 and held["plain"] == pytest.approx(0.001, rel=0.5)
+    assert worker.harness_cost(workload, names).per_target_held_out_calls == {"cached": 1.0, "plain": 1.0}
