@@ -206,8 +206,10 @@ def test_each_target_keeps_its_own_first_pass_and_held_out_calls(monkeypatch):
     names = ["cached", "cached", "plain", "plain"]
     worker.time_workload(4, workload, True)
     first, every = worker.per_target_first(names), worker.per_target(names)
+    # (Sleeps overrun on a loaded machine, never underrun: every bound below is one a sleep cannot break.)
     assert first["cached"] >= 0.05 and every["cached"] < first["cached"] / 3  # cold once, hits on 3 passes more
-    assert first["plain"] == pytest.approx(every["plain"], rel=0.5)  # no state kept: alike on every pass
+    assert first["plain"] >= 0.003 and every["plain"] >= 0.003  # no state kept: both calls on every pass
     held = worker.per_target_held_out(names, workload)
-    assert held["cached"] >= 0.03 / 4 and held["plain"] == pytest.approx(0.001, rel=0.5)
+    assert held["cached"] >= 0.03 / 4 and every["cached"] - held["cached"] < 0.02  # the 30 ms call is held out
+    assert held["plain"] >= 0.001 and every["plain"] - held["plain"] >= 0.002  # the 1 ms one held out, 2 ms shown
     assert worker.harness_cost(workload, names).per_target_held_out_calls == {"cached": 1.0, "plain": 1.0}
