@@ -161,6 +161,15 @@ class SettingValues:
         panel=_SANDBOX,
         metavar="S",
     )
+    timing_value_seconds: float = setting(
+        0.5,
+        "wall seconds one timing value may take (a worker process times a warm-up and 3 values); shorter values "
+        "finish sooner and read noisier, which the intervals show",
+        0.05,
+        5.0,
+        panel=_SANDBOX,
+        metavar="S",
+    )
     max_complexity: int = setting(10, "check: most cyclomatic complexity of one function", 1, panel=_THRESHOLDS)
     min_maintainability: float = setting(
         10.0, "check: least maintainability index of a file", 0.0, 100.0, panel=_THRESHOLDS

@@ -169,6 +169,7 @@ class Requests:
             loops=learned.loops,
             floor=noise_floor(settings.min_speedup, learned.workload_seconds),
             budget=settings.timing_budget,
+            value_seconds=settings.timing_value_seconds,
         )
 
     def _generated_paths(self, count: int = 0) -> GeneratedPaths:

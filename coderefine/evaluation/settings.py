@@ -31,6 +31,7 @@ class EvaluationSettings:
     memory_mb: int = _user_default("memory_mb")
     timing_pairs: int = _user_default("timing_pairs")
     timing_budget: float = _user_default("timing_budget")  # seconds per pass before calls are sampled
+    timing_value_seconds: float = _user_default("timing_value_seconds")  # wall seconds of one timing value
     timing_values: int = 3
     timing_warmups: int = 1
     timing_min_time: float = 0.1
@@ -85,6 +86,7 @@ class EvaluationSettings:
             memory_mb=settings.memory_mb,
             timing_pairs=settings.timing_pairs,
             timing_budget=settings.timing_budget,
+            timing_value_seconds=settings.timing_value_seconds,
             min_speedup=settings.min_speedup,
             rel_tol=settings.rel_tol,
             abs_tol=settings.abs_tol,

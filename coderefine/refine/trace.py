@@ -42,6 +42,7 @@ REPLAYED_SETTINGS = (
     "memory_mb",
     "timing_pairs",
     "timing_budget",
+    "timing_value_seconds",
     "rel_tol",
     "abs_tol",
     "unordered",

@@ -20,6 +20,7 @@ class TimingParameters:
     loops: int | None
     floor: float
     budget: float  # seconds one pass may take; beyond, a stratified sample of the calls is timed
+    value_seconds: float | None = None  # wall seconds one timing value may take (None: the worker's own)
 
 
 @dataclass(frozen=True)

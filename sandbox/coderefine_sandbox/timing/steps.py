@@ -16,6 +16,7 @@ from coderefine_sandbox.protocol import (
     Estimate,
     ProtocolError,
     RunnerRequest,
+    TimingParameters,
     TimingReport,
     TimingTally,
     TimingWorkerRequest,
@@ -160,6 +161,12 @@ def timing_env(request: RunnerRequest, workspace: str, seed: int) -> dict[str, s
     env.update(ONE_THREAD_POOLS)
     env.update(STEADY_ALLOCATOR)
     return env
+
+
+def _shorter(seconds: float, timing: TimingParameters) -> float:
+    """A short value's wall seconds: `seconds`, or the run's own values (`--timing-value-seconds`) where those
+    are shorter still."""
+    return seconds if timing.value_seconds is None else min(seconds, timing.value_seconds)
 
 
 def _timing_run(
@@ -325,7 +332,7 @@ def calibrate(request: RunnerRequest) -> Calibration:
     remove_stale(sample_path(request.calls_path))
     loops = _timing_run(request, request.workspace, None, "calibrate", 0).loops
     # A second pass with the calibrated loops gives a cleaner figure than the calibration itself.
-    baseline = _timing_run(request, request.workspace, loops, "baseline", 1, BASELINE_VALUE_SECONDS)
+    baseline = _timing_run(request, request.workspace, loops, "baseline", 1, _shorter(BASELINE_VALUE_SECONDS, timing))
     seconds, costs = baseline.steady, baseline.call_costs
     if request.bench is None and seconds > timing.budget and costs is not None:
         # Too long a pass: time a stratified sample of the calls from now on (sampling.py). One pass of
@@ -503,7 +510,8 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
     series: Series = {"original": [], "candidate": []}
     started = time.monotonic()
     planned_seconds = 0.0
-    wall_budget = SHORT_VALUE_SECONDS if far_past_floor(_net(earlier), floor) else None
+    short, full = _shorter(SHORT_VALUE_SECONDS, timing), timing.value_seconds
+    wall_budget = short if far_past_floor(_net(earlier), floor) else full
     for k in range(first, first + EXTEND_FACTOR * count):
         order = [("original", request.original_workspace), ("candidate", request.workspace)]
         if k % 2:
@@ -512,7 +520,7 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
             series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1, wall_budget))
         whole = {tag: earlier[tag] + series[tag] for tag in series}
         net_whole = _net(whole)
-        wall_budget = SHORT_VALUE_SECONDS if far_past_floor(net_whole, floor) else None
+        wall_budget = short if far_past_floor(net_whole, floor) else full
         net = {tag: net_whole[tag][len(earlier[tag]) :] for tag in series}
         chosen = basis(net_whole, timing.floor)
         if _decided(net, floor, chosen):

@@ -179,3 +179,26 @@ def test_the_harness_comes_off_each_functions_own_trust_figures():
     assert net.per_target_first["small"] == pytest.approx(3.8e-6)
     assert net.per_target_held_out["small"] == pytest.approx(0.9e-6)
     assert net.per_target_shown["small"] == pytest.approx(0.9e-6)
+
+
+def test_the_runs_value_seconds_set_full_values_and_never_lengthen_short_ones(monkeypatch, tmp_path):
+    budgets: dict[str, float | None] = {}
+    ratios = {0: 40.0, 1: 35.0}  # far past the floor from the first pair on
+
+    def run(request, workspace, loops, tag, seed, wall_budget=None):
+        budgets[tag] = wall_budget
+        side, _, k = tag.rpartition("-")  # "calibrate" and "baseline" have no pair number
+        seconds = 1e-3 * (ratios.get(int(k), 1.0) if side == "original" else 1.0)  # pair 2 on: no faster
+        return steps.WorkerRun(steady=seconds, first=seconds, loops=loops or 1, calls=1.0, call_costs=(seconds,))
+
+    monkeypatch.setattr(steps, "_timing_run", run)
+    for value, short in ((0.2, steps.SHORT_VALUE_SECONDS), (0.05, 0.05)):
+        budgets.clear()
+        request = samples.request(io_dir=str(tmp_path))
+        request = replace(request, timing=replace(request.timing, floor=0.10, value_seconds=value))
+        steps._time_pairs(request, 0, 6)
+        steps.calibrate(request)
+        # Pair 0 and every pair after the slow one at the run's value; pairs 1-2 short, never longer than it.
+        assert budgets["original-0"] == budgets["candidate-3"] == value
+        assert budgets["original-1"] == budgets["candidate-2"] == short
+        assert budgets["baseline"] == min(steps.BASELINE_VALUE_SECONDS, value) and budgets["calibrate"] is None
