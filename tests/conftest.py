@@ -152,6 +152,14 @@ def _timing_env() -> dict[str, str]:
     return {} if _running_timed[0] else {"CODEREFINE_TIMING_VALUE_SECONDS": SUITE_VALUE_SECONDS}
 
 
+def inherited_environment() -> dict[str, str]:
+    """This process's environment for a command-line run: without the developer's own model settings and
+    CODEREFINE_* variables, with the suite's timing values. Tests that start the command themselves use it too,
+    so that a rerun through run_cli has the same settings (a bench's or a sweep's state records them)."""
+    inherited = {name: value for name, value in os.environ.items() if name not in MODEL_ENVIRONMENT}
+    return {**inherited, **_timing_env()}
+
+
 def run_cli(
     *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
@@ -163,8 +171,7 @@ def run_cli(
     Docker engine answers (CI), `auto` would start a container per run, which costs seconds each and is
     not what these tests are about; Docker has its own tests, which ask for it.
     """
-    inherited = {name: value for name, value in os.environ.items() if name not in MODEL_ENVIRONMENT}
-    full_env = {**inherited, "COLUMNS": "200", "NO_COLOR": "1", "CODEREFINE_SANDBOX": "process", **_timing_env()}
+    full_env = {**inherited_environment(), "COLUMNS": "200", "NO_COLOR": "1", "CODEREFINE_SANDBOX": "process"}
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "coderefine", *map(str, args)],

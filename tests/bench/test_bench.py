@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from coderefine.bench.results import TaskRecord, geometric_mean, summarize
-from tests.conftest import MODEL_ENVIRONMENT, fenced, run_cli
+from tests.conftest import fenced, inherited_environment, run_cli
 from tests.worker_deaths import KILL_MY_WORKER
 
 # Two pairs per timing series (4 timed, not 6): FAST_SUM is ~240,000x faster than SLOW_SUM, with a 6-pair
@@ -198,7 +197,7 @@ def test_ctrl_c_keeps_finished_tasks_and_a_rerun_continues(tmp_path, jobs):
             "--sandbox", "process", "--max-iterations", "1", "--report", tmp_path / "r.json"]  # fmt: skip
     scratch = tmp_path / "scratch"  # the bench's and the sandbox's temporary folders, to check the cleanup
     scratch.mkdir()
-    env = {**{k: v for k, v in os.environ.items() if k not in MODEL_ENVIRONMENT}, "TMPDIR": str(scratch)}
+    env = {**inherited_environment(), "TMPDIR": str(scratch)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "coderefine", *map(str, args)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

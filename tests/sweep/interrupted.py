@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 
-from tests.conftest import MODEL_ENVIRONMENT
+from tests.conftest import inherited_environment
 
 QUICK = "def quick(xs):\n    out = 0\n    for x in xs:\n        out += x\n    return out\n"
 HELD = QUICK.replace("quick", "held")
@@ -57,7 +57,7 @@ NO_CODE = json.dumps({"generate": ["no code this time"]})  # each function's run
 def sweep_env(tmp_path: Path, scratch: Path) -> dict[str, str]:
     """Without the developer's model settings; temporary folders in `scratch`, to check the cleanup; a
     selection cache of its own, so every run traces its tests as a first run does."""
-    env = {k: v for k, v in os.environ.items() if k not in MODEL_ENVIRONMENT}
+    env = inherited_environment()
     env.update(TMPDIR=str(scratch), XDG_CACHE_HOME=str(tmp_path / "cache"), COLUMNS="200", NO_COLOR="1")
     return env
 
