@@ -163,8 +163,8 @@ class SettingValues:
     )
     timing_value_seconds: float = setting(
         0.5,
-        "wall seconds one timing value may take (a worker process times a warm-up and 3 values); shorter values "
-        "finish sooner and read noisier, which the intervals show",
+        "wall seconds one timing value may take (a worker process times a warm-up and up to 3 values); shorter "
+        "values finish sooner and read noisier, which the intervals show",
         0.05,
         5.0,
         panel=_SANDBOX,
