@@ -333,6 +333,15 @@ def only_on_shown(
     return held_out[2] < 1.0 + floor or far_below_shown(held_out, shown, cost, floor)
 
 
+def only_on_shown_reason(held_out: tuple[float, float, float], shown: tuple[float, float, float], figure: str) -> str:
+    """What the feedback and the report say of a speedup only_on_shown caught, the whole's or one function's."""
+    held, held_low, held_high = held_out
+    return (
+        f"fast only on the shown inputs: {shown[0]:.2f}x [{shown[1]:.2f}, {shown[2]:.2f}] on the calls the prompts "
+        f"may show, {held:.2f}x [{held_low:.2f}, {held_high:.2f}] on held-out calls ({figure} overall)"
+    )
+
+
 def held_out_far_below_shown(timing: Timing) -> bool:
     """The gap part of fast_only_on_shown: the held-out calls' speedup far below the shown calls', on held-out
     calls that cost the original about as much or that are not surely faster at all. The held-out and shown
@@ -390,12 +399,7 @@ def gamed_speedup(timing: Timing, figure: str) -> str | None:
     """Why a speedup that cleared the floor is still not one, or None: it does not hold on the held-out
     calls, or it comes from work moved to import time."""
     if fast_only_on_shown(timing) and timing.held_out is not None and timing.shown is not None:
-        held, held_low, held_high = timing.held_out
-        shown, shown_low, shown_high = timing.shown
-        return (
-            f"fast only on the shown inputs: {shown:.2f}x [{shown_low:.2f}, {shown_high:.2f}] on the calls the "
-            f"prompts may show, {held:.2f}x [{held_low:.2f}, {held_high:.2f}] on held-out calls ({figure} overall)"
-        )
+        return only_on_shown_reason(timing.held_out, timing.shown, figure)
     if import_eats_it(timing) and timing.charged is not None and timing.import_extra is not None:
         charged, low, high = timing.charged
         before, after = timing.import_seconds or (0.0, 0.0)
@@ -510,10 +514,7 @@ def _function_trust_problem(timing: Timing, function: str, figure: tuple[float, 
         return ""
     if not only_on_shown(held, shown, timing.per_function_held_out_cost.get(function), timing.min_speedup):
         return ""
-    return (
-        f"fast only on the shown inputs: {shown[0]:.2f}x [{shown[1]:.2f}, {shown[2]:.2f}] on the calls the prompts "
-        f"may show, {held[0]:.2f}x [{held[1]:.2f}, {held[2]:.2f}] on held-out calls ({speedup:.2f}x overall)"
-    )
+    return only_on_shown_reason(held, shown, f"{speedup:.2f}x")
 
 
 def per_function_verdict(verdict: Verdict, evaluation: Evaluation, functions: tuple[FunctionVerdict, ...]) -> Verdict:

@@ -259,14 +259,10 @@ def without_harness(series: Series, per_call: float) -> Series:
         first = cut(original.first, candidate.first, original.calls)
         held = cut(original.held_out, candidate.held_out, original.held_out_calls)
         shown = cut(original.shown, candidate.shown, original.calls - original.held_out_calls)
-        targets = {
-            name: cut(seconds, candidate.per_target[name], original.target_calls.get(name, 0.0))
-            for name, seconds in original.per_target.items()
-            if name in candidate.per_target
-        }
-        # Each target's own trust figures lose the same share: its calls on the first pass, its held-out calls
+        # Each target's own figures lose the same share: its calls per pass, on the first pass, its held-out calls
         # and its shown ones per pass.
         target_calls, target_held = original.target_calls, original.target_held_out_calls
+        targets = _cuts(cut, original.per_target, candidate.per_target, target_calls)
         firsts = _cuts(cut, original.per_target_first, candidate.per_target_first, target_calls)
         helds = _cuts(cut, original.per_target_held_out, candidate.per_target_held_out, target_held)
         shown_calls = {name: calls - target_held.get(name, 0.0) for name, calls in target_calls.items()}
@@ -279,7 +275,7 @@ def without_harness(series: Series, per_call: float) -> Series:
                     first=run.first - first,
                     held_out=run.held_out - held,
                     shown=run.shown - shown,
-                    per_target={name: seconds - targets.get(name, 0.0) for name, seconds in run.per_target.items()},
+                    per_target=_less(run.per_target, targets),
                     per_target_first=_less(run.per_target_first, firsts),
                     per_target_held_out=_less(run.per_target_held_out, helds),
                     per_target_shown=_less(run.per_target_shown, showns),
