@@ -17,18 +17,22 @@ none of the work, and the test awaits the result on its own event loop, so:
   that reads the clock around the `await` alone (so creating the task and turning the loop are outside the
   timed region), and subtracts from each call the same measurement of a do-nothing coroutine (`idle`).
 
-Standard library only: this runs inside the sandbox.
+Standard library only: this runs inside the sandbox. asyncio itself is imported where a loop or its types
+are used, not here: every recording, replay and timing process imports this module, and asyncio's import
+(sockets, ssl) was ~25 ms of each of them on this machine, for the few projects with async targets.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import selectors
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 from coderefine_sandbox import keeping
 from coderefine_sandbox.behaviour import lazy
@@ -53,6 +57,8 @@ def kind_of(value: object) -> str | None:
 def mark_async(func: Any) -> None:
     """Keep a swapped coroutine function known as one (its code is now recording's plain trampoline): asyncio's
     marker, and inspect's on 3.12+. inspect.iscoroutinefunction on 3.10/3.11 reads the code's flags only."""
+    import asyncio
+
     marker = getattr(inspect, "markcoroutinefunction", None)
     if marker is not None:
         marker(func)
@@ -169,6 +175,8 @@ class AsyncGeneratorRelay(lazy.Relay):
         return super().recorded()
 
     async def _relay_async(self) -> Any:
+        import asyncio
+
         result = self.result
         sent: Any = None
         thrown: BaseException | None = None
@@ -257,6 +265,8 @@ class FreshLoop:
     counts the tasks the call left running in `watch`, then cancels them, as asyncio.run does."""
 
     def __init__(self) -> None:
+        import asyncio
+
         self.watch = LoopWatch()
         self.loop = asyncio.SelectorEventLoop(_WatchingSelector(self.watch))
 
@@ -272,6 +282,8 @@ class FreshLoop:
 def _close(loop: asyncio.AbstractEventLoop, watch: LoopWatch | None = None) -> None:
     """asyncio.run's ending: cancel what is left (counted), finish async generators, join the default
     executor's threads, close."""
+    import asyncio
+
     try:
         pending = asyncio.all_tasks(loop)
         if watch is not None:
@@ -348,6 +360,8 @@ class TimingLoop:
         """Seconds of one async call (the idle coroutine's subtracted, at least 0), and the exception it raised
         (timed too: a recorded call that raises is part of the workload)."""
         if self.loop is None:
+            import asyncio
+
             self.loop = asyncio.new_event_loop()
         return self.loop.run_until_complete(self._driver(call, shape))
 
