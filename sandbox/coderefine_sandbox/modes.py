@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import coderefine_sandbox.programs.steps as program_steps
 from coderefine_sandbox.audit import gained
 from coderefine_sandbox.behaviour import asynchronous
 from coderefine_sandbox.behaviour.steps import boundary, generate, replay, write_unstable
@@ -38,7 +37,12 @@ from coderefine_sandbox.timing.steps import calibrate, measure
 
 def baseline(request: RunnerRequest) -> BaselineReport:
     workspace = request.workspace
-    hook = program_steps.record_env(request, workspace) if request.program is not None else None
+    hook = None
+    if request.program is not None:
+        # Imported for programs only: every evaluation starts a runner here, and most judge functions.
+        import coderefine_sandbox.programs.steps as program_steps
+
+        hook = program_steps.record_env(request, workspace)
     traced = merged_run(request.recorded, workspace) if request.recorded is not None and hook is None else None
     if traced is not None and traced.passed and not traced.failed:
         # A first run's trace ran and recorded the tests already: their outcomes and calls, not a second run.
@@ -167,6 +171,8 @@ def candidate(request: RunnerRequest) -> CandidateReport:
     if report.tests is None or report.tests.stops_the_run:
         return report
     if request.program is not None:  # the baseline judged by recorded program runs
+        import coderefine_sandbox.programs.steps as program_steps
+
         return program_steps.candidate(request, report)
     if request.replay:
         behavior = replay(request, workspace, profile=True)

@@ -16,7 +16,6 @@ import resource
 import sys
 
 from coderefine_sandbox.modes import baseline, candidate
-from coderefine_sandbox.profiling.steps import profile
 from coderefine_sandbox.protocol import (
     REPORTS,
     ProfileReport,
@@ -28,18 +27,22 @@ from coderefine_sandbox.protocol import (
     from_dict,
     to_json,
 )
-from coderefine_sandbox.recording.reach_run import reach
 
 
 def run(data: object) -> RunnerReport | ProfileReport | ReachReport:
     """The report for a request (as read from JSON); a failure of the runner itself is in the report too."""
     mode = data.get("mode") if isinstance(data, dict) else None
+    # scan's and reach's steps are imported for their own modes only: every evaluation starts a runner.
     if mode == "profile":  # `coderefine scan`: a whole project, its own request type
+        from coderefine_sandbox.profiling.steps import profile
+
         try:
             return profile(from_dict(ProfileRequest, data))
         except Exception as exc:
             return ProfileReport(runner_error=f"{type(exc).__name__}: {exc}")
     if mode == "reach":  # `coderefine reach`: which project functions each test runs, its own request type
+        from coderefine_sandbox.recording.reach_run import reach
+
         try:
             return reach(from_dict(ReachRequest, data))
         except Exception as exc:
