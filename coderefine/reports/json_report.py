@@ -105,13 +105,14 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
 
 def _per_function_trust(t: Timing) -> dict[str, Any]:
     """Each function's own trust figures, where it has them: its [speedup, low, high] on later passes when its
-    first pass decided it (its "per_function" figure is then its first pass's), and on its held-out and shown
-    calls apart."""
+    first pass decided it (its "per_function" figure is then its first pass's), on its held-out and shown
+    calls apart, and with the harness's per-call cost left in (what "no target slower" reads)."""
     found: dict[str, Any] = {}
     for key, figures in (
         ("per_function_steady_speedup_ci", t.per_function_steady),
         ("per_function_held_out_speedup_ci", t.per_function_held_out),
         ("per_function_shown_speedup_ci", t.per_function_shown),
+        ("per_function_with_harness", t.per_function_with_harness),
     ):
         if figures:
             found[key] = {name: list(figure) for name, figure in figures.items()}

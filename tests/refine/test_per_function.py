@@ -104,6 +104,28 @@ def test_a_function_faster_on_its_own_calls_in_both_series_is_accepted_whatever_
     assert judged(rejected, _evaluation(slower), functions) == rejected
 
 
+def test_no_target_slower_reads_each_figure_with_the_harness_cost_left_in():
+    from coderefine.evaluation.verdicts import per_function_verdict as judged
+    from coderefine.records import FunctionVerdict, Verdict
+
+    rejected = Verdict(False, "not faster: 1.03x [0.98, 1.08]", 1.03)
+    # g left unchanged, its calls about what the harness costs: net of that cost its figure read 0.62x [0.48, 0.81]
+    # (two small numbers), with it left in 1.00x [0.98, 1.02]. Not slower: f's change is accepted on its own calls.
+    per_function = {"f": (2.0, 1.8, 2.2), "g": (0.62, 0.48, 0.81)}
+    timing = replace(
+        _timing(1.03, 0.98, per_function),
+        per_function_confirmation={"f": (1.9, 1.7, 2.1)},
+        per_function_with_harness={"f": (1.6, 1.5, 1.7), "g": (1.0, 0.98, 1.02)},
+    )
+    functions = (FunctionVerdict("f", "faster", 2.0, 1.8, 2.2),)
+    assert judged(rejected, _evaluation(timing), functions).accepted
+    # g slower even with the harness's cost in both sides' seconds: slower, the blend's verdict stands.
+    slower = replace(timing, per_function_with_harness={"f": (1.6, 1.5, 1.7), "g": (0.93, 0.9, 0.96)})
+    assert judged(rejected, _evaluation(slower), functions) == rejected
+    # A report without the figures (older) reads the net ones, as before.
+    assert judged(rejected, _evaluation(replace(timing, per_function_with_harness={})), functions) == rejected
+
+
 def test_a_speedup_the_trust_rules_caught_on_the_whole_is_never_overruled_per_function():
     from coderefine.evaluation.verdicts import per_function_verdict as judged
     from coderefine.records import FunctionVerdict, Verdict

@@ -98,6 +98,11 @@ class TimingReport:
     # What timing each call on its own costs beyond a plain loop, in seconds per call, as measured in the
     # original's worker processes; taken out of both sides' times before every ratio (timing/steps.py).
     harness_seconds_per_call: float = 0.0
+    # Each target's own estimate over every pair with that cost left in (the ratio of what each side's calls took
+    # as timed): for a target whose calls cost about what the harness does, taking the same seconds out of both
+    # sides leaves two small numbers whose ratio read 0.45-2.2x for a function the candidate left unchanged.
+    # Left in, a ratio only moves toward 1: a target slower here is slower on the net figure too.
+    per_target_with_harness: dict[str, Estimate] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- the worker's request

@@ -624,6 +624,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         per_target_held_out=targets["held_out"],
         per_target_shown=targets["shown"],
         harness_seconds_per_call=harness_per_call(raw),
+        per_target_with_harness=per_target(raw),
     )
 
 
