@@ -23,6 +23,9 @@ import sys
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
 CONFTEST_DEPTH = 3  # folders below the root searched for a conftest.py: tests/, tests/unit/, src/pkg/tests/
 SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "__pycache__", "build", "dist"})
+# Python files read looking for a plugin's name before giving up and loading the plugin: every pytest process of
+# a run pays the search, which must stay well under what leaving the plugin out saves (networkx: ~600 files).
+SEARCHED_FILES = 5000
 
 
 def pytest_command(workspace: str, plugins: tuple[str, ...] = (), *, no_cov: bool = True) -> list[str]:
@@ -67,11 +70,17 @@ def _mentioned(workspace: str, word: bytes) -> bool:
 
 
 def _named_in_sources(workspace: str, word: bytes) -> bool:
-    """Whether any Python file of the project (outside hidden folders, builds and virtual environments) has `word`."""
+    """Whether any Python file of the project (outside hidden folders, builds and virtual environments) has `word`;
+    True, to be safe, for a project with more than SEARCHED_FILES of them."""
+    searched = 0
     for folder, subfolders, files in os.walk(workspace):
         subfolders[:] = [name for name in subfolders if _searched(os.path.join(folder, name))]
-        if any(name.endswith(".py") and word in _read(os.path.join(folder, name)) for name in files):
-            return True
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            searched += 1
+            if searched > SEARCHED_FILES or word in _read(os.path.join(folder, name)):
+                return True
     return False
 
 

@@ -52,3 +52,14 @@ def test_anyio_in_a_virtual_environment_or_a_hidden_folder_does_not_keep_its_plu
     (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     assert unneeded_plugins(str(tmp_path)) == WITHOUT_HYPOTHESIS + WITHOUT_ANYIO
+
+
+def test_a_project_too_large_to_search_keeps_the_anyio_plugin(tmp_path, monkeypatch):
+    from coderefine_sandbox.recording import plugins
+
+    monkeypatch.setattr(plugins, "SEARCHED_FILES", 3)
+    for index in range(3):
+        (tmp_path / f"test_{index}.py").write_text("def test_x():\n    pass\n")
+    assert unneeded_plugins(str(tmp_path)) == WITHOUT_HYPOTHESIS + WITHOUT_ANYIO
+    (tmp_path / "test_3.py").write_text("def test_x():\n    pass\n")  # one more than is searched
+    assert unneeded_plugins(str(tmp_path)) == WITHOUT_HYPOTHESIS
