@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,3 +191,56 @@ def ast_key(code: str) -> str:
     """Equal keys mean the same program up to comments and layout."""
     dumped = ast.dump(ast.parse(code), annotate_fields=False, include_attributes=False)
     return hashlib.sha256(dumped.encode()).hexdigest()
+
+
+# Names whose use lets a function read its own local variables by name: with one of them, a local renamed is a
+# change of behaviour (`locals()`, a frame's f_locals, eval of a name), and instructions_key keeps every name.
+_READS_LOCAL_NAMES = frozenset(
+    {"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe", "f_locals", "getargvalues", "stack"}
+)
+
+
+def instructions_key(code: str) -> str | None:
+    """Equal keys mean the same bytecode up to the names of local variables (parameters excepted: a caller may
+    pass them by keyword) and the layout: the same instructions on the same constants, globals and attributes,
+    so the same speed and the same behaviour. None where the code does not compile."""
+    try:
+        compiled = compile(code, "<module>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return hashlib.sha256(repr(_shape(compiled)).encode()).hexdigest()
+
+
+def _shape(code: types.CodeType) -> tuple[object, ...]:
+    """What a code object executes, without where its lines are or what its non-parameter locals are called."""
+    flags = code.co_flags
+    params = code.co_argcount + code.co_kwonlyargcount
+    params += bool(flags & inspect.CO_VARARGS) + bool(flags & inspect.CO_VARKEYWORDS)
+    reads_names = not _READS_LOCAL_NAMES.isdisjoint(code.co_names)
+    local_names = code.co_varnames if reads_names else (len(code.co_varnames), code.co_varnames[:params])
+    return (
+        code.co_code,
+        code.co_names,
+        tuple(_constant(value) for value in code.co_consts),
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        flags,
+        code.co_stacksize,
+        local_names,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_name,
+        getattr(code, "co_qualname", ""),
+        getattr(code, "co_exceptiontable", b""),
+    )
+
+
+def _constant(value: object) -> object:
+    if isinstance(value, types.CodeType):
+        return ("code", _shape(value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_constant(item) for item in value))
+    if isinstance(value, frozenset):
+        return ("frozenset", tuple(sorted(repr(_constant(item)) for item in value)))
+    return (type(value).__name__, repr(value))

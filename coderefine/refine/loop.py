@@ -17,6 +17,7 @@ Stops, whichever comes first:
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -49,6 +50,7 @@ from coderefine.refine.extract import CandidateRefused, CandidateRejected
 from coderefine.refine.prompts import build_prompt
 from coderefine.refine.scoring import Scorer
 from coderefine.refine.tasks import TaskSpec
+from coderefine.source import instructions_key
 
 
 @dataclass(frozen=True)
@@ -389,11 +391,27 @@ class RefinementLoop:
             return rejected(
                 "identical to the original (same program up to comments and layout); not evaluated", candidate
             )
+        if self.task.measure_speed and self._same_instructions(candidate):
+            # Nothing a run could measure: timing it would only spend minutes on the noise between processes
+            # (a renamed null edit took 6-16 timing pairs, 40-92 s, on networkx).
+            return rejected(
+                "not faster: the same instructions as the original (only local variables renamed, or layout); "
+                "not evaluated",
+                candidate,
+            )
         if candidate.ast_key in self.seen:
             earlier = self.seen[candidate.ast_key]
             return rejected(f"identical to attempt {earlier}; not evaluated again", candidate)
         self.seen[candidate.ast_key] = index
         return candidate
+
+    def _same_instructions(self, candidate: Candidate) -> bool:
+        key = instructions_key(candidate.code)
+        return key is not None and key == self._original_instructions
+
+    @functools.cached_property
+    def _original_instructions(self) -> str | None:
+        return instructions_key(self.original.code)
 
     def _judge(
         self, index: int, role: Role, reply: ModelReply, candidate: Candidate, evaluation: Evaluation

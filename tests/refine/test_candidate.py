@@ -10,7 +10,7 @@ import pytest
 from coderefine.refine.candidate import build_candidate
 from coderefine.refine.extract import CandidateRejected, extract_code
 from coderefine.refine.merge import merge_definitions
-from coderefine.source import ast_key
+from coderefine.source import ast_key, instructions_key
 
 ORIGINAL = textwrap.dedent(
     '''
@@ -168,3 +168,42 @@ def test_crlf_original_is_kept_crlf():
     original = "def f(a):\r\n    return a\r\n\r\n\r\ndef g():\r\n    return 1\r\n"
     merged = merge_definitions(original, "def f(a):\n    return a + 1\n", None)
     assert "\r\n" in merged.code and "\n" not in merged.code.replace("\r\n", "")
+
+
+PAIRWISE = """
+from itertools import chain, tee
+
+
+def pairwise(iterable, cyclic=False):
+    "s -> (s0, s1), (s1, s2), (s2, s3), ..."
+    a, b = tee(iterable)
+    first = next(b, None)
+    if cyclic is True:
+        return zip(a, chain(b, (first,)))
+    return zip(a, b)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "same"),
+    [
+        # locals renamed, and the layout changed: the same instructions
+        (lambda c: c.replace("a, b", "left, right").replace("(b", "(right").replace("(a", "(left"), True),
+        (lambda c: c.replace("return zip(a, b)", "return zip(\n        a,\n        b,\n    )"), True),
+        # a parameter renamed: a keyword caller breaks
+        (lambda c: c.replace("cyclic", "wrap"), False),
+        # the docstring, a constant, the order of a test, a global called
+        (lambda c: c.replace("s -> (s0, s1)", "pairs"), False),
+        (lambda c: c.replace("None", "0"), False),
+        (lambda c: c.replace("if cyclic is True:", "if True is cyclic:"), False),
+        (lambda c: c.replace("zip(a, b)", "list(zip(a, b))"), False),
+    ],
+)
+def test_instructions_key_is_equal_only_for_the_same_instructions_up_to_local_names(edit, same):
+    assert (instructions_key(edit(PAIRWISE)) == instructions_key(PAIRWISE)) is same
+
+
+def test_a_function_that_reads_its_locals_by_name_keeps_its_local_names():
+    original = "def f(x):\n    total = x + 1\n    return sorted(locals())\n"
+    assert instructions_key(original.replace("total", "result")) != instructions_key(original)
+    assert instructions_key("def f(:\n") is None

@@ -234,6 +234,20 @@ def test_a_candidate_identical_to_the_original_is_not_evaluated(tmp_path):
     assert evaluator.evaluated == [] and outcome.best is None
 
 
+def test_a_speed_candidate_that_only_renames_locals_is_not_evaluated(tmp_path):
+    evaluator = FakeEvaluator(check_f, timing=lambda code: confirmed_timing(1.5))
+    renamed = "def f(a, b):\n    total = a + b\n    doubled = total * 2\n    return doubled\n"
+    outcome = run(tmp_path, [renamed], task="optimize", evaluator=evaluator)
+    (only,) = outcome.iterations
+    assert only.verdict.reason.startswith("not faster: the same instructions as the original")
+    assert evaluator.evaluated == [] and outcome.best is None
+    # For readability the names are the change: it is evaluated.
+    evaluator = FakeEvaluator(check_f)
+    (tmp_path / "readability").mkdir()
+    run(tmp_path / "readability", [renamed], evaluator=evaluator)
+    assert evaluator.evaluated == [renamed]
+
+
 # ----------------------------------------------------------------- the best
 
 
