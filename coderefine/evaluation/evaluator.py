@@ -453,7 +453,14 @@ class SandboxEvaluator:
             io_dir.mkdir()
             order = fail_fast_order(self.project.module_name, self.calls_per_test, self.failures)
             request = self.requests.candidate(
-                workspace, io_dir, self.candidate_timeout, self.learned, order, self.test_workers, self.test_seconds
+                workspace,
+                io_dir,
+                self.candidate_timeout,
+                self.learned,
+                order,
+                self.test_workers,
+                self.test_seconds,
+                candidate.changed,
             )
             report = self._run(request, io_dir, (self.original_ws, self.io_dir))
         finally:

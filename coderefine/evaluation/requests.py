@@ -74,10 +74,18 @@ class Requests:
         fail_fast: FailFast | None = None,
         test_workers: int = 1,
         test_seconds: Path | None = None,
+        changed: tuple[str, ...] = (),
     ) -> RunnerRequest:
         request = self._request("candidate", workspace, io_dir, test_timeout, learned, None)
         seconds = str(test_seconds) if test_seconds is not None else None
-        return replace(request, fail_fast=fail_fast, test_workers=test_workers, test_seconds=seconds)
+        changed_targets = tuple(target for target in self.targets if target in changed)
+        return replace(
+            request,
+            fail_fast=fail_fast,
+            test_workers=test_workers,
+            test_seconds=seconds,
+            changed_targets=changed_targets,
+        )
 
     def _request(
         self,

@@ -88,6 +88,11 @@ def test_a_candidate_request_uses_what_the_baseline_learned(tmp_path):
     assert request.generate is None
     assert request.generated is not None and request.generated.calls_path == str(tmp_path / "io" / "generated.pkl")
     assert request.calls_path == str(tmp_path / "io" / "calls.pkl")  # the baseline's recording
+    assert request.changed_targets == ()  # not known: every target counts
+    # The targets the candidate changed, in the run's order; a helper it changed is no target
+    changed = requests.candidate(tmp_path / "cand-2", tmp_path / "io-2", 10.0, learned, changed=("_helper", "f"))
+    assert changed.changed_targets == ("f",)
+    assert from_json(RunnerRequest, to_json(changed)).changed_targets == ("f",)
 
 
 def test_generation_is_asked_for_by_the_baseline_only_when_configured(tmp_path):

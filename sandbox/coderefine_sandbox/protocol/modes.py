@@ -78,6 +78,10 @@ class RunnerRequest:
     # Candidate: a TimedTests file of the original's run (the baseline's, or the first trace's): the split
     # deals test files by their seconds, not by their count (one networkx file takes 10 s, its neighbour 0.1 s)
     test_seconds: str | None = None
+    # Candidate: the targets whose definitions it changed (empty: not known, every target counts). The timing's
+    # choice of short values reads the per-target figures of these only, as the per-function verdicts do: a
+    # target left unchanged is never far past the floor, however far its changed neighbours are.
+    changed_targets: tuple[str, ...] = ()
 
 
 @dataclass

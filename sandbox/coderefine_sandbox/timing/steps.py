@@ -456,11 +456,11 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     return "first" if sum(beyond) >= REPEAT_SAVING_SHARE * len(beyond) else "steady"
 
 
-def far_past_floor(series: Series, floor: float) -> bool:
+def far_past_floor(series: Series, floor: float, changed: tuple[str, ...] = ()) -> bool:
     """Whether every pair of `series` shows the candidate at least FAR_PAST_FLOOR times `floor` (a ratio) faster
     on every basis a verdict reads: steady state, first pass, steady with the candidate's extra import seconds
-    charged, the held-out and the shown calls, and each target's own calls: over every pass, its first pass, its
-    held-out and its shown calls. False for an empty series."""
+    charged, the held-out and the shown calls, and each changed target's own calls (`changed`; empty: every
+    target): over every pass, its first pass, its held-out and its shown calls. False for an empty series."""
     if not series["original"]:
         return False
     bar = FAR_PAST_FLOOR * floor
@@ -478,7 +478,11 @@ def far_past_floor(series: Series, floor: float) -> bool:
         # or a lookup on one function is not far past anything either).
         for own in ("per_target", "per_target_first", "per_target_held_out", "per_target_shown"):
             theirs = getattr(candidate, own)
-            figures += [(seconds, theirs.get(name, 0.0)) for name, seconds in getattr(original, own).items()]
+            figures += [
+                (seconds, theirs.get(name, 0.0))
+                for name, seconds in getattr(original, own).items()
+                if not changed or name in changed
+            ]
         if any(after <= 0 or before / after < bar for before, after in figures):
             return False
     return True
@@ -507,7 +511,8 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
     started = time.monotonic()
     planned_seconds = 0.0
     short, full = _shorter(SHORT_VALUE_SECONDS, timing), timing.value_seconds
-    wall_budget = short if far_past_floor(_net(earlier), floor) else full
+    changed = request.changed_targets
+    wall_budget = short if far_past_floor(_net(earlier), floor, changed) else full
     for k in range(first, first + EXTEND_FACTOR * count):
         order = [("original", request.original_workspace), ("candidate", request.workspace)]
         if k % 2:
@@ -516,7 +521,7 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
             series[tag].append(_timing_run(request, workspace, timing.loops, f"{tag}-{k}", k + 1, wall_budget))
         whole = {tag: earlier[tag] + series[tag] for tag in series}
         net_whole = _net(whole)
-        wall_budget = short if far_past_floor(net_whole, floor) else full
+        wall_budget = short if far_past_floor(net_whole, floor, changed) else full
         net = {tag: net_whole[tag][len(earlier[tag]) :] for tag in series}
         chosen = basis(net_whole, timing.floor)
         if _decided(net, floor, chosen):

@@ -78,6 +78,9 @@ def test_far_past_the_floor_only_on_every_basis_a_verdict_reads():
     # One target of a file run no faster, the other far past.
     split = replace(original, held_out=0.0, shown=0.0, per_target={"a": 8e-3, "b": 1e-3})
     assert not steps.far_past_floor(_of((split, replace(cache, per_target={"a": 1e-5, "b": 1e-3}))), floor)
+    # ... unless the candidate left that target unchanged: the per-function verdicts read the changed ones only.
+    assert steps.far_past_floor(_of((split, replace(cache, per_target={"a": 1e-5, "b": 1e-3}))), floor, ("a",))
+    assert not steps.far_past_floor(_of((split, replace(cache, per_target={"a": 1e-5, "b": 1e-3}))), floor, ("b",))
 
 
 def test_values_are_short_only_after_every_pair_so_far_was_far_past_the_floor(monkeypatch, tmp_path):
