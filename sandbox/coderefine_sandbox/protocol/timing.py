@@ -150,6 +150,10 @@ class TimingTally:
     # The process's very first pass alone (-1: none yet): a pyperf value averages `loops` passes, all but one
     # of them after a cache could have filled, and the warm-gain rule compares this one (timing/steps.py).
     first_pass: float
+    # Whether a call of that first pass was preempted (switched out involuntarily, never waiting itself): with no
+    # earlier clean reading of the call to put in its place, the pass then carries the milliseconds another
+    # process ran. basis() leaves such first passes of the original out of what it compares a candidate with.
+    first_pass_preempted: bool = False
 
 
 @dataclass(frozen=True)

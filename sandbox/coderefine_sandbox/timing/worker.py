@@ -163,7 +163,7 @@ def _guarded() -> dict[str, object]:
     for name, value in vars(TimingLoop).items():
         found[f"asynchronous.TimingLoop.{name}"] = value
     names = ("time_workload", "_clock", "TALLY", "_nothing", "_probe", "_looped", "_form", "HARNESS", "PROBE_LOOP")
-    for name in (*names, "unpreempted", "getrusage", "THREAD", "CLEAN", "CLEAN_LIMIT"):
+    for name in (*names, "unpreempted", "was_preempted", "getrusage", "THREAD", "CLEAN", "CLEAN_LIMIT"):
         # Named as before the module moved to timing/worker.py: the names reach the report (what was replaced).
         found[f"timing_worker.{name}"] = globals()[name]
     return found
@@ -360,6 +360,12 @@ def _looped(form: int, args: tuple[Any, ...], kwargs: dict[str, Any], rounds: ra
     return perf_counter() - started
 
 
+def was_preempted(before: Any, after: Any) -> bool:
+    """Whether the thread was switched out involuntarily between the two readings and never gave the processor
+    up itself (no sleep, no wait on I/O or a lock)."""
+    return after.ru_nivcsw != before.ru_nivcsw and after.ru_nvcsw == before.ru_nvcsw
+
+
 def unpreempted(elapsed: float, before: Any, after: Any, clean: float) -> float:
     """A call's seconds with the time the scheduler gave another process during it left out: when the thread
     was switched out involuntarily (preempted) and never gave the processor up itself (no voluntary switch:
@@ -375,7 +381,7 @@ def unpreempted(elapsed: float, before: Any, after: Any, clean: float) -> float:
     unpreempted time does. Only calls of up to CLEAN_LIMIT are replaced: a longer one is preempted as a
     matter of course, and a call slow on some passes only could otherwise have its slow passes replaced by
     its fast ones. A call that waits keeps its wall time."""
-    if after.ru_nivcsw == before.ru_nivcsw or after.ru_nvcsw != before.ru_nvcsw:
+    if not was_preempted(before, after):
         return elapsed
     return min(elapsed, clean) if 0.0 <= clean <= CLEAN_LIMIT else elapsed
 
@@ -403,6 +409,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
     known = set(threading.enumerate())
     threads = len(known)
     done = 0
+    preempted = False  # a call of this pass preempted with no clean time to put in its place
     warming = WARMUPS_LEFT[0] > 0
     WARMUPS_LEFT[0] -= warming
     deadline = perf_counter() + (WARMUP_BUDGET if warming else WALL_BUDGET)
@@ -463,9 +470,11 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                             raise
                     if before is not None:
                         timed = elapsed
-                        elapsed = unpreempted(elapsed, before, usage(THREAD), clean[index])
+                        after = usage(THREAD)
+                        elapsed = unpreempted(elapsed, before, after, clean[index])
                         if elapsed == timed:
                             clean[index] = elapsed
+                            preempted = preempted or was_preempted(before, after)
                     # The harness probe, interleaved with the calls, with this call's arguments and form, timed
                     # in the state the call was timed in: right after a fresh unpickling and reset. That work
                     # between calls evicts what a plain loop keeps warm (measured on a 1 us function: ~90 ns of
@@ -491,6 +500,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
             harness.append(extra / len(workload))
             if TALLY.first_pass < 0:
                 TALLY.first_pass = total
+                TALLY.first_pass_preempted = preempted
                 FIRST_CALL[:] = per_call
             done += 1
             if perf_counter() > deadline:

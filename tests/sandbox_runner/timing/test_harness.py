@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import time
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -239,6 +240,36 @@ def test_a_preempted_first_pass_of_the_original_does_not_hide_a_cache():
     # The same original beside an honest candidate with no state: its first passes are the original's noise.
     honest = [_pass(1.2e-3, f * 1e-3) for f in (1.3, 1.25, 1.2, 1.4, 1.3, 5.3, 1.25)]
     assert steps.basis({"original": original, "candidate": honest}, 0.05) == "steady"
+
+
+def test_first_passes_of_the_original_that_another_process_ran_inside_do_not_hide_a_cache():
+    # HumanEval_16's per-call cache at load 4-5 on 2 cores, accepted at 6.46x: when most of the original's first
+    # passes are preempted (here 4 of 7, each carrying ~4 ms another process ran), their median saving is the
+    # preemption's, larger than all the cache saves. The worker flags such a first pass; the original's own
+    # saving is then read from the others.
+    clean = [(2.26, 1.96), (2.20, 1.97), (2.31, 1.95)]
+    preempted = [(6.1, 1.96), (6.4, 1.98), (5.9, 1.94), (6.8, 1.97)]
+    original = [_pass(s * 1e-3, f * 1e-3) for f, s in clean]
+    original += [replace(_pass(s * 1e-3, f * 1e-3), first_preempted=True) for f, s in preempted]
+    cache = [_pass(0.32e-3, f * 1e-3) for f in (1.75, 1.80, 1.70, 1.76, 1.74, 1.79, 1.72)]
+    assert steps.basis({"original": original, "candidate": cache}, 0.05) == "first"
+    unflagged = [replace(run, first_preempted=False) for run in original]
+    assert steps.basis({"original": unflagged, "candidate": cache}, 0.05) == "steady"  # what hid it
+    # An honest rewrite beside the same original: its first passes are its steady ones (a preempted one too).
+    honest = [_pass(0.32e-3, f * 1e-3) for f in (0.33, 0.35, 0.34, 4.3, 0.33, 0.36, 0.34)]
+    assert steps.basis({"original": original, "candidate": honest}, 0.05) == "steady"
+
+
+def test_the_worker_flags_a_first_pass_with_a_preempted_call_it_could_not_correct(fresh_worker, monkeypatch):
+    monkeypatch.setattr(worker, "THREAD", 1)
+    monkeypatch.setattr(worker, "CLEAN", [])
+    for readings, flagged in (([_usage(0), _usage(1)], True), ([_usage(0), _usage(0)], False)):
+        monkeypatch.setattr(worker, "TALLY", replace(worker.TALLY, first_pass=-1.0, first_pass_preempted=False))
+        monkeypatch.setattr(worker, "CLEAN", [])
+        usage = iter(readings + [_usage(1)] * 10)
+        monkeypatch.setattr(worker, "getrusage", lambda who, usage=usage: next(usage))
+        worker.time_workload(1, [_entry(lambda x: None, 1)], True)
+        assert worker.TALLY.first_pass > 0 and worker.TALLY.first_pass_preempted is flagged
 
 
 def _usage(involuntary: int, voluntary: int = 0, processor: float = 0.0):
