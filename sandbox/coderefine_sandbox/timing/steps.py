@@ -105,6 +105,7 @@ class WorkerRun:
     # A call of the first pass was preempted with no clean reading to put in its place (TimingTally): the first
     # pass then carries another process's milliseconds.
     first_preempted: bool = False
+    import_preempted: bool = False  # the same for its import's one reading
     # The harness's own cost (protocol.HarnessCost): seconds per call, and the weighted calls of one pass in
     # all, held out, and per target.
     harness_per_call: float = 0.0
@@ -202,6 +203,7 @@ def _timing_run(
         steady=sum(values) / len(values),
         first=_first_pass(tally, warmups or values),
         first_preempted=tally.first_pass_preempted if tally is not None else False,
+        import_preempted=tally.import_preempted if tally is not None else False,
         loops=int(run.get_metadata().get("loops", 1)),
         held_out=(tally.held_out if tally is not None else 0.0) / passes,
         shown=(tally.shown if tally is not None else 0.0) / passes,
@@ -638,9 +640,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         shown=trust.get("shown"),
         charged=trust.get("charged"),
         import_seconds=(_mean(runs, "original"), _mean(runs, "candidate")),
-        import_extra=import_extra(
-            [r.import_seconds for r in runs["original"]], [r.import_seconds for r in runs["candidate"]]
-        ),
+        import_extra=import_extra(*_import_readings(runs)),
         per_target=per_target(runs),
         per_target_first=targets["first"],
         per_target_basis=per_target_basis(runs, timing.floor),
@@ -649,6 +649,15 @@ def measure(request: RunnerRequest) -> TimingReport:
         harness_seconds_per_call=harness_per_call(raw),
         per_target_with_harness=per_target(raw),
     )
+
+
+def _import_readings(runs: Series) -> tuple[list[float], list[float]]:
+    """The two sides' import seconds, pair by pair, for the import-time rule: the pairs whose original import no
+    other process ran inside (all of them where every one was preempted). A preempted reading only ever reads
+    longer: on the original's side it can hide work moved to import time, on the candidate's only show more."""
+    pairs = list(zip(runs["original"], runs["candidate"], strict=True))
+    kept = [(o, c) for o, c in pairs if not o.import_preempted] or pairs
+    return [o.import_seconds for o, _ in kept], [c.import_seconds for _, c in kept]
 
 
 def _mean(runs: Series, tag: str) -> float:

@@ -193,9 +193,13 @@ def timed_import(name: str) -> Any:
     sys.modules[name] = module
     known = set(threading.enumerate())
     try:
+        before = getrusage(THREAD) if THREAD is not None else None
         started = _clock()
         exec(code, module.__dict__)
-        TALLY.import_seconds = _clock() - started + wait_for_new_threads(known)
+        elapsed = _clock() - started
+        if before is not None:
+            TALLY.import_preempted = was_preempted(before, getrusage(THREAD))
+        TALLY.import_seconds = elapsed + wait_for_new_threads(known)
     except BaseException:
         sys.modules.pop(name, None)
         raise

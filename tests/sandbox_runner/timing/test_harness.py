@@ -4,6 +4,7 @@ figures in the runner without ever turning a slower candidate into a faster one.
 from __future__ import annotations
 
 import pickle
+import sys
 import time
 from dataclasses import replace
 from types import SimpleNamespace
@@ -143,6 +144,7 @@ def test_a_slower_candidate_never_reads_faster_and_a_faster_one_never_slower(fre
 
 _FAULTS = """
 import pickle
+import sys
 import time
 from types import SimpleNamespace
 import resource
@@ -304,3 +306,16 @@ def test_the_worker_takes_a_preempted_calls_lost_time_out(fresh_worker, monkeypa
     first = worker.CLEAN[0]
     assert 0 < first <= worker.CLEAN_LIMIT
     assert worker.PER_CALL[0] == pytest.approx(2 * first)
+
+
+def test_the_worker_flags_an_import_reading_with_a_preemption_in_it(tmp_path, monkeypatch):
+    (tmp_path / "flagged_import_mod.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(worker, "THREAD", 1)
+    for readings, flagged in (([_usage(0), _usage(1)], True), ([_usage(0), _usage(0)], False)):
+        monkeypatch.setattr(worker, "TALLY", replace(worker.TALLY, import_preempted=False))
+        monkeypatch.delitem(sys.modules, "flagged_import_mod", raising=False)
+        usage = iter(readings)
+        monkeypatch.setattr(worker, "getrusage", lambda who, usage=usage: next(usage))
+        assert worker.timed_import("flagged_import_mod").VALUE == 1
+        assert worker.TALLY.import_preempted is flagged

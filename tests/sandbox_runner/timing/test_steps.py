@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from coderefine_sandbox.timing import steps, worker
+from coderefine_sandbox.timing import imports, steps, worker
 
 from tests.sandbox_runner import samples
 
@@ -232,3 +232,19 @@ def test_each_target_is_also_reported_with_the_harness_cost_left_in(monkeypatch,
     assert report.per_target["same"].speedup == pytest.approx(0.1 / 0.15)
     assert report.per_target_with_harness["same"].speedup == pytest.approx(1.0 / 1.05)
     assert report.per_target_with_harness["big"].speedup == pytest.approx(5.0 / 1.25)
+
+
+def test_the_import_rule_pairs_only_the_original_imports_no_other_process_ran_inside():
+    # An import cache: 2.2 ms more at import in every candidate process. One of the original's four readings was
+    # preempted (3.1 ms for its 0.01 ms import); paired with it, the difference's interval reached below zero.
+    original = [steps.WorkerRun(steady=2e-3, first=2e-3, loops=1, import_seconds=1e-5) for _ in range(4)]
+    original[1] = replace(original[1], import_seconds=3.1e-3, import_preempted=True)
+    candidate = [
+        steps.WorkerRun(steady=3e-4, first=3e-4, loops=1, import_seconds=s) for s in (2.2e-3, 2.3e-3, 2.1e-3, 2.2e-3)
+    ]
+    series = {"original": original, "candidate": candidate}
+    readings = steps._import_readings(series)
+    assert readings == ([1e-5] * 3, [2.2e-3, 2.1e-3, 2.2e-3])
+    assert imports.import_extra(*readings)[1] > 1e-3
+    everything = [r.import_seconds for r in original], [r.import_seconds for r in candidate]
+    assert imports.import_extra(*everything)[1] < 0  # what hid it
