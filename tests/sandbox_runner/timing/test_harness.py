@@ -260,6 +260,13 @@ def test_first_passes_of_the_original_that_another_process_ran_inside_do_not_hid
     # An honest rewrite beside the same original: its first passes are its steady ones (a preempted one too).
     honest = [_pass(0.32e-3, f * 1e-3) for f in (0.33, 0.35, 0.34, 4.3, 0.33, 0.36, 0.34)]
     assert steps.basis({"original": original, "candidate": honest}, 0.05) == "steady"
+    # Its first passes preempted in most processes: flagged, they are left out of its side too, and it is not
+    # taken for a cache; unflagged, the same readings would read as one.
+    preempted = [(4.3, True), (0.35, False), (4.1, True), (4.6, True), (3.8, True), (3.9, True), (4.4, True)]
+    busy = [replace(_pass(0.32e-3, f * 1e-3), first_preempted=flag) for f, flag in preempted]
+    assert steps.basis({"original": original, "candidate": busy}, 0.05) == "steady"
+    unflagged = [replace(run, first_preempted=False) for run in busy]
+    assert steps.basis({"original": original, "candidate": unflagged}, 0.05) == "first"
 
 
 def test_the_worker_flags_a_first_pass_with_a_preempted_call_it_could_not_correct(fresh_worker, monkeypatch):

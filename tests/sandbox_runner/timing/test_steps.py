@@ -248,3 +248,20 @@ def test_the_import_rule_pairs_only_the_original_imports_no_other_process_ran_in
     assert imports.import_extra(*readings)[1] > 1e-3
     everything = [r.import_seconds for r in original], [r.import_seconds for r in candidate]
     assert imports.import_extra(*everything)[1] < 0  # what hid it
+
+
+def test_a_preempted_import_reading_of_the_candidate_is_left_out_too():
+    # tabulate's `_padleft` rewritten with str.rjust: both sides import the same 1.76 ms module. Half of the
+    # candidate's readings carried another process's time; kept, the difference's interval cleared zero and
+    # the honest rewrite was refused as work moved to import time.
+    base = (1.76e-3, 1.75e-3, 1.77e-3, 1.76e-3, 1.75e-3, 1.76e-3, 1.77e-3, 1.76e-3)
+    original = [steps.WorkerRun(steady=8e-5, first=8e-5, loops=1, import_seconds=s) for s in base]
+    shifts = (0.0, 0.45e-3, 0.01e-3, 0.44e-3, -0.01e-3, 0.46e-3, 0.0, 0.45e-3)
+    candidate = [
+        steps.WorkerRun(steady=2e-5, first=2e-5, loops=1, import_seconds=b + d, import_preempted=d > 1e-4)
+        for b, d in zip(base, shifts, strict=True)
+    ]
+    series = {"original": original, "candidate": candidate}
+    everything = [r.import_seconds for r in original], [r.import_seconds for r in candidate]
+    assert imports.import_extra(*everything)[1] > 0  # what refused it
+    assert imports.import_extra(*steps._import_readings(series))[1] <= 0
