@@ -65,12 +65,12 @@ def pytest_configure_node(node: Any) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: two workers per core. Most of a test's time here is waiting, not computing: for a sandbox
-    process to start, for a time-out to expire, for Docker, Ray or a loopback server (the whole suite kept
-    0.6 of 2 cores busy with one worker per core: 349 s of CPU in 611 s). Two per core finished it in 513 s
-    instead of 610 s; the tests that time something still run last, alone (tests/timed_last.py). Since then the
-    suite grew into what two per core keep busy: on a quiet machine both cores read 97-100% busy for the whole
-    parallel phase (vmstat), so more workers would only share the same CPU."""
+    """`-n auto`: two workers per core. With one worker per core the suite kept 0.6 of 2 cores busy (349 s of
+    CPU in 611 s: a test waits for a sandbox process to start, a time-out to expire, Docker, Ray or a loopback
+    server); two per core finished it in 513 s instead of 610 s. The tests that time something still run last,
+    alone (tests/timed_last.py). Since then the suite grew into what two per core keep busy: on a quiet machine
+    both cores read 97-100% busy for the whole parallel phase (vmstat), so more workers would only share the
+    same CPU."""
     return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
 
 
