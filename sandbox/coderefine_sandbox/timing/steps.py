@@ -59,6 +59,12 @@ REPEAT_SAVING_SHARE = 0.8
 # and this many seconds at most: each pair costs two worker processes.
 EXTEND_TIME_FACTOR = 2.0
 EXTEND_SECONDS = 120.0
+# Where the planned pairs were cheap, the extension may take this long all the same. Those are the microsecond
+# workloads, where a small true speedup is hardest to confirm (process-to-process spread of 12-15% against a
+# +10% floor) and a pair costs one to two seconds: twice their ~10 s stopped a 1.25x rewrite near 18 pairs,
+# where the count limit would let it run to 30 (simulated, spread 0.12: confirmed in 73% of runs at 18 pairs,
+# 88% at 30). A series of expensive pairs is bounded by twice its planned time, as before.
+EXTEND_MIN_SECONDS = 40.0
 # The most of a figure the harness's own cost may take away: taking the same seconds from both sides of a pair
 # moves their ratio away from 1 (a faster candidate reads faster, a slower one slower, never across), so the
 # cap only keeps a noisy probe from blowing a ratio up where the calls are hardly longer than the timing.
@@ -567,13 +573,19 @@ def _net(series: Series) -> Series:
 def _extend(series: Series, floor: float, chosen: str, planned: int, elapsed: float, planned_seconds: float) -> bool:
     """Whether a series at or past its planned pairs times another (sequential.keep_measuring on the basis
     that will be reported, `chosen`), within the time budget: the extension may take at most
-    EXTEND_TIME_FACTOR times what the planned pairs took, and EXTEND_SECONDS at most."""
+    EXTEND_TIME_FACTOR times what the planned pairs took (EXTEND_MIN_SECONDS all the same), and EXTEND_SECONDS at
+    most."""
     extension = elapsed - planned_seconds
-    if extension > min(EXTEND_TIME_FACTOR * planned_seconds, EXTEND_SECONDS):
+    if extension > extension_budget(planned_seconds):
         return False
     original = [r.on(chosen) for r in series["original"]]
     candidate = [r.on(chosen) for r in series["candidate"]]
     return keep_measuring(original, candidate, floor, planned, EXTEND_FACTOR * planned)
+
+
+def extension_budget(planned_seconds: float) -> float:
+    """The seconds an undecided series may run on past its planned pairs, which took `planned_seconds`."""
+    return min(max(EXTEND_TIME_FACTOR * planned_seconds, EXTEND_MIN_SECONDS), EXTEND_SECONDS)
 
 
 def measure(request: RunnerRequest) -> TimingReport:

@@ -7,15 +7,21 @@ from dataclasses import replace
 
 import pytest
 from coderefine_sandbox.timing import imports, steps, worker
+from coderefine_sandbox.timing.sequential import EXTEND_FACTOR
 
 from tests.sandbox_runner import samples
 
 
-def _series(monkeypatch, tmp_path, ratios: list[float], earlier: steps.Series | None = None) -> int:
+def _series(
+    monkeypatch, tmp_path, ratios: list[float], earlier: steps.Series | None = None, process_seconds: float = 0.0
+) -> int:
     """Pairs one series times when pair k's original takes ratios[k % len] times the candidate's seconds
-    (a second series after `earlier` when given)."""
+    (a second series after `earlier` when given), each worker process taking `process_seconds` of wall time."""
+    clock = [0.0]
+    monkeypatch.setattr(steps.time, "monotonic", lambda: clock[0])
 
     def run(request, workspace, loops, tag, seed, wall_budget=None):
+        clock[0] += process_seconds
         side, k = tag.rsplit("-", 1)
         seconds = 1e-3 * (ratios[int(k) % len(ratios)] if side == "original" else 1.0)
         harness = 8e-4 if earlier is not None and side == "original" else 0.0
@@ -30,9 +36,27 @@ def _series(monkeypatch, tmp_path, ratios: list[float], earlier: steps.Series | 
     return len(series["original"])
 
 
+STRADDLING = [1.3, 1.0, 1.25, 1.1, 1.35, 1.05]  # about 1.17x: six pairs' 95% interval straddles a +10% floor
+
+
 def test_an_undecided_series_that_looks_faster_runs_on_past_its_planned_pairs(monkeypatch, tmp_path):
-    # About 1.17x, spread so that six pairs' 95% interval straddles the +10% floor.
-    assert 6 < _series(monkeypatch, tmp_path, [1.3, 1.0, 1.25, 1.1, 1.35, 1.05]) <= 18
+    assert 6 < _series(monkeypatch, tmp_path, STRADDLING) <= 6 * EXTEND_FACTOR
+
+
+def test_running_on_is_bounded_by_time_cheap_pairs_getting_a_minimum(monkeypatch, tmp_path):
+    # Still undecided at five times its pairs (the 99.9% interval never clears, the 95% one is looked at last).
+    assert _series(monkeypatch, tmp_path, STRADDLING) == 6 * EXTEND_FACTOR
+    # Pairs of 2 s: the planned six took 12 s; twice that (24 s) would stop it at 18 pairs, the minimum of
+    # EXTEND_MIN_SECONDS lets it run to 26.
+    assert _series(monkeypatch, tmp_path, STRADDLING, process_seconds=1.0) == 6 + 20 + 1
+    # Pairs of 20 s: the planned six took 120 s; the extension is capped at EXTEND_SECONDS, six more pairs.
+    assert _series(monkeypatch, tmp_path, STRADDLING, process_seconds=10.0) == 6 + 6 + 1
+
+
+def test_the_extension_budget():
+    assert steps.extension_budget(5.0) == steps.EXTEND_MIN_SECONDS == 40.0
+    assert steps.extension_budget(30.0) == 2 * 30.0
+    assert steps.extension_budget(300.0) == steps.EXTEND_SECONDS
 
 
 def test_a_series_that_looks_no_faster_ends_at_its_planned_pairs(monkeypatch, tmp_path):
