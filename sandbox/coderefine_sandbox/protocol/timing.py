@@ -145,19 +145,17 @@ class TimingTally:
     held_out: float  # seconds on the held-out calls (never shown to the model)
     shown: float  # seconds on the other calls
     passes: int
-    import_seconds: float  # executing the module at import (compiling excepted), its threads waited for
+    # Executing the module at import (compiling excepted), its threads waited for; the thread's processor time
+    # instead of the wall time when the scheduler preempted it (timing/worker.py timed_import).
+    import_seconds: float
     thread_seconds: float  # waiting for threads the import or a call left running
     # The process's very first pass alone (-1: none yet): a pyperf value averages `loops` passes, all but one
     # of them after a cache could have filled, and the warm-gain rule compares this one (timing/steps.py).
     first_pass: float
     # Whether a call of that first pass was preempted (switched out involuntarily, never waiting itself): with no
     # earlier clean reading of the call to put in its place, the pass then carries the milliseconds another
-    # process ran. basis() leaves such first passes of the original out of what it compares a candidate with.
+    # process ran. basis() leaves such first passes out, on either side, of what it compares.
     first_pass_preempted: bool = False
-    # The same for the import's one reading (import_seconds): the import-time rule pairs the two sides' readings
-    # process by process, and one preempted reading of the original's import widened the difference's interval
-    # over zero under load (HumanEval_16's import cache: 2.2 ms moved to import time, accepted at 6.65x).
-    import_preempted: bool = False
 
 
 @dataclass(frozen=True)

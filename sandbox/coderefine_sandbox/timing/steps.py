@@ -111,7 +111,6 @@ class WorkerRun:
     # A call of the first pass was preempted with no clean reading to put in its place (TimingTally): the first
     # pass then carries another process's milliseconds.
     first_preempted: bool = False
-    import_preempted: bool = False  # the same for its import's one reading
     # The harness's own cost (protocol.HarnessCost): seconds per call, and the weighted calls of one pass in
     # all, held out, and per target.
     harness_per_call: float = 0.0
@@ -209,7 +208,6 @@ def _timing_run(
         steady=sum(values) / len(values),
         first=_first_pass(tally, warmups or values),
         first_preempted=tally.first_pass_preempted if tally is not None else False,
-        import_preempted=tally.import_preempted if tally is not None else False,
         loops=int(run.get_metadata().get("loops", 1)),
         held_out=(tally.held_out if tally is not None else 0.0) / passes,
         shown=(tally.shown if tally is not None else 0.0) / passes,
@@ -669,13 +667,10 @@ def measure(request: RunnerRequest) -> TimingReport:
 
 
 def _import_readings(runs: Series) -> tuple[list[float], list[float]]:
-    """The two sides' import seconds, pair by pair, for the import-time rule: the pairs whose imports no other
-    process ran inside, on either side (all pairs where none is left). A preempted reading only ever reads
-    longer: on the original's side it hid work moved to import time; on the candidate's it made an honest
-    rewrite's import (tabulate's `_padleft`, 1.76 ms on both sides) read 0.43 ms [0.01, 0.85] longer."""
-    pairs = list(zip(runs["original"], runs["candidate"], strict=True))
-    kept = [(o, c) for o, c in pairs if not (o.import_preempted or c.import_preempted)] or pairs
-    return [o.import_seconds for o, _ in kept], [c.import_seconds for _, c in kept]
+    """The two sides' import seconds, pair by pair, for the import-time rule. A reading the scheduler preempted
+    is the import's processor time (worker.timed_import), so every pair is read: leaving such pairs out starved
+    the rule of pairs under load, where a long import is preempted in most processes."""
+    return [r.import_seconds for r in runs["original"]], [r.import_seconds for r in runs["candidate"]]
 
 
 def _mean(runs: Series, tag: str) -> float:

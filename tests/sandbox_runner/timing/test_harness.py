@@ -315,14 +315,18 @@ def test_the_worker_takes_a_preempted_calls_lost_time_out(fresh_worker, monkeypa
     assert worker.PER_CALL[0] == pytest.approx(2 * first)
 
 
-def test_the_worker_flags_an_import_reading_with_a_preemption_in_it(tmp_path, monkeypatch):
-    (tmp_path / "flagged_import_mod.py").write_text("VALUE = 1\n")
+def test_a_preempted_import_is_read_by_its_processor_time(tmp_path, monkeypatch):
+    # The module's body sleeps 50 ms: wall time the thread's processor never spent, as when another process runs
+    # while the import is switched out. Read as preempted (switched out involuntarily, no wait of its own), the
+    # import counts its processor time; otherwise its wall time, as ever.
+    (tmp_path / "preempted_import_mod.py").write_text("import time\ntime.sleep(0.05)\nVALUE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(worker, "THREAD", 1)
-    for readings, flagged in (([_usage(0), _usage(1)], True), ([_usage(0), _usage(0)], False)):
-        monkeypatch.setattr(worker, "TALLY", replace(worker.TALLY, import_preempted=False))
-        monkeypatch.delitem(sys.modules, "flagged_import_mod", raising=False)
-        usage = iter(readings)
+    readings = {}
+    for preempted, usage in ((True, iter([_usage(0), _usage(1)])), (False, iter([_usage(0), _usage(0)]))):
+        monkeypatch.delitem(sys.modules, "preempted_import_mod", raising=False)
         monkeypatch.setattr(worker, "getrusage", lambda who, usage=usage: next(usage))
-        assert worker.timed_import("flagged_import_mod").VALUE == 1
-        assert worker.TALLY.import_preempted is flagged
+        assert worker.timed_import("preempted_import_mod").VALUE == 1
+        readings[preempted] = worker.TALLY.import_seconds
+    assert readings[False] >= 0.05
+    assert readings[True] < 0.02
