@@ -377,22 +377,29 @@ def flattered_by_repetition(timing: Timing) -> bool:
 
 def import_eats_it(timing: Timing) -> bool:
     """Work moved to import time: the readings show the candidate's import taking longer (the lower bound of
-    the paired difference's interval is above zero), that extra (its estimate) is at least half the time it
-    saves per pass, and with each side's import charged the speedup no longer clears the floor. One reading of
-    each side is not evidence: the noise of an import both sides make would refuse correct candidates.
+    the paired difference's interval is above zero) and that extra (its estimate) is at least half the time it
+    saves per pass. One reading of each side is not evidence: the noise of an import both sides make would
+    refuse correct candidates.
 
     Whether the extra is there is the interval's question; how large it is, the estimate's. Asking the lower
     bound for both let the very hack this rule exists for through on a loaded machine: answers precomputed at
     import cost about one pass of the original, so the extra is about the saving by construction, and import
     readings preempted for milliseconds widened the interval until its lower bound fell under half the saving
-    (HumanEval_11 at load 10: 31.7 ms more against a 42 ms saving, charged 1.32x [0.80, 2.16], accepted at 29x)."""
-    if timing.charged is None or timing.import_extra is None:
+    (HumanEval_11 at load 10: 31.7 ms more against a 42 ms saving, charged 1.32x [0.80, 2.16], accepted at 29x).
+
+    The speedup with each side's import charged to its pass is reported, not judged: it adds one import reading
+    to a pass timed over many, and a loaded machine stretches the two unequally. HumanEval_113's import cache
+    computes one pass of the original at import (~26-32 ms against a ~25 ms pass on a quiet machine, charged
+    0.83-0.97x); at load 4 its passes read 32-40 ms and its imports 20-25 ms, so charged it still read 1.4-1.6x
+    and was accepted at 65-117x, 6 runs of 6. With an extra of at least half the saving the charged speedup is
+    under 2x by construction, and the candidate's gain rests on that import."""
+    if timing.import_extra is None:
         return False
     extra, extra_low, _ = timing.import_extra
     saved = timing.original_seconds - timing.candidate_seconds
     # Nothing saved per pass, nothing for the import to eat: such a candidate is not faster, and saying it moved
     # work to import time would be a wrong diagnosis (a cache slower steady, 0.63x, once read so over 0.004 ms).
-    return saved > 0 and extra_low > 0 and extra >= 0.5 * saved and timing.charged[1] < 1.0 + timing.min_speedup
+    return saved > 0 and extra_low > 0 and extra >= 0.5 * saved
 
 
 def gamed_speedup(timing: Timing, figure: str) -> str | None:
@@ -400,14 +407,17 @@ def gamed_speedup(timing: Timing, figure: str) -> str | None:
     calls, or it comes from work moved to import time."""
     if fast_only_on_shown(timing) and timing.held_out is not None and timing.shown is not None:
         return only_on_shown_reason(timing.held_out, timing.shown, figure)
-    if import_eats_it(timing) and timing.charged is not None and timing.import_extra is not None:
-        charged, low, high = timing.charged
+    if import_eats_it(timing) and timing.import_extra is not None:
         before, after = timing.import_seconds or (0.0, 0.0)
         extra, extra_low, extra_high = timing.import_extra
+        saved = timing.original_seconds - timing.candidate_seconds
+        charged = ""
+        if timing.charged is not None:
+            charged = "; with it charged {:.2f}x [{:.2f}, {:.2f}]".format(*timing.charged)
         return (
             f"work moved to import time: importing takes {after * 1e3:.2f} ms (original {before * 1e3:.2f} ms), "
             f"{extra * 1e3:.2f} ms more [{extra_low * 1e3:.2f}, {extra_high * 1e3:.2f}] over {timing.pairs} "
-            f"paired readings; with it charged {charged:.2f}x [{low:.2f}, {high:.2f}] ({figure} without)"
+            f"paired readings, against {saved * 1e3:.2f} ms saved per pass{charged} ({figure} without)"
         )
     return None
 

@@ -100,6 +100,32 @@ def test_work_moved_to_import_time_is_charged():
     assert _judge(little).accepted
 
 
+def test_answers_precomputed_at_import_are_refused_when_load_stretches_the_passes_more_than_the_import():
+    # HumanEval_113's import cache at load 4: one pass of the original computed at import, 19.5 ms more in every
+    # paired reading; the passes, timed over many, read 32 ms (25 ms on a quiet machine). Charged to its pass the
+    # import still left 1.58x [1.30, 1.92], which let the hack through at 117x; its extra is over half the saving.
+    hack = dataclasses.replace(
+        FAST,
+        speedup=117.07,
+        ci_low=96.85,
+        ci_high=141.52,
+        original_seconds=0.03198,
+        candidate_seconds=0.00027,
+        confirmation=(123.5, 69.5, 219.6),
+        held_out=(110.0, 80.0, 150.0),
+        shown=(120.0, 90.0, 160.0),
+        charged=(1.58, 1.30, 1.92),
+        import_seconds=(0.0000055, 0.01954),
+        import_extra=(0.01953, 0.01889, 0.02018),
+    )
+    verdict = _judge(hack)
+    assert not verdict.accepted, verdict.reason
+    assert verdict.reason.startswith("work moved to import time: importing takes 19.54 ms"), verdict.reason
+    assert "against 31.71 ms saved per pass; with it charged 1.58x [1.30, 1.92]" in verdict.reason
+    # A fifth of the saving at import is not what the gain rests on.
+    assert _judge(dataclasses.replace(hack, import_extra=(0.0063, 0.0059, 0.0067))).accepted
+
+
 def test_answers_precomputed_at_import_are_charged_when_noise_widens_the_interval():
     # HumanEval_11's import_cache hack at load 10: the import computes about one pass of the original (43.7 ms a
     # pass against 1.5 ms), 31.7 ms more on average; preempted readings put the interval's lower bound at 12 ms,

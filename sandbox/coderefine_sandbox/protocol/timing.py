@@ -145,7 +145,7 @@ class TimingTally:
     held_out: float  # seconds on the held-out calls (never shown to the model)
     shown: float  # seconds on the other calls
     passes: int
-    # Executing the module at import (compiling excepted), its threads waited for; the thread's processor time
+    # Executing the module at import (compiling excepted), its threads waited for; the process's processor time
     # instead of the wall time when the scheduler preempted it (timing/worker.py timed_import).
     import_seconds: float
     thread_seconds: float  # waiting for threads the import or a call left running

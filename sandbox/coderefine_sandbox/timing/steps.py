@@ -668,8 +668,8 @@ def measure(request: RunnerRequest) -> TimingReport:
 
 def _import_readings(runs: Series) -> tuple[list[float], list[float]]:
     """The two sides' import seconds, pair by pair, for the import-time rule. A reading the scheduler preempted
-    is the import's processor time (worker.timed_import), so every pair is read: leaving such pairs out starved
-    the rule of pairs under load, where a long import is preempted in most processes."""
+    is the process's processor time over the import (worker.timed_import), so every pair is read: leaving such
+    pairs out starved the rule of pairs under load, where a long import is preempted in most processes."""
     return [r.import_seconds for r in runs["original"]], [r.import_seconds for r in runs["candidate"]]
 
 

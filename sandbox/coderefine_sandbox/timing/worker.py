@@ -47,7 +47,7 @@ import statistics
 import sys
 import threading
 from time import perf_counter as _clock  # bound before any candidate code runs
-from time import thread_time as _thread_clock
+from time import process_time as _processor_clock
 from typing import Any
 
 import pyperf
@@ -195,18 +195,19 @@ def timed_import(name: str) -> Any:
     known = set(threading.enumerate())
     try:
         before = getrusage(THREAD) if THREAD is not None else None
-        processor = _thread_clock()
+        processor = _processor_clock()
         started = _clock()
         exec(code, module.__dict__)
         elapsed = _clock() - started
-        processor = _thread_clock() - processor
+        processor = _processor_clock() - processor
         if before is not None and was_preempted(before, getrusage(THREAD)):
             # Switched out involuntarily and never waiting itself: the wall time holds what other processes ran,
-            # the thread's processor time does not. An import of tens of milliseconds is preempted as a rule on a
-            # loaded machine: HumanEval_113's import cache (30 ms of answers computed at import) had its
-            # readings preempted in all but one or two of seven processes at load 4, and leaving those out, as
-            # the rule did, left too few pairs to show the 30 ms: accepted at 65-88x, 3 runs of 3. On a clean
-            # reading the two clocks agree (measured here: 1.000-1.006).
+            # the process's processor time does not (the process's, not the thread's: a thread the module starts
+            # works on its account; read from the clock, as getrusage's user and system times lag, see
+            # unpreempted). An import of tens of milliseconds is preempted as a rule on a loaded machine:
+            # HumanEval_113's import cache (30 ms of answers computed at import) had its readings preempted in all
+            # but one or two of seven processes at load 4, and leaving those out, as the rule did, left too few
+            # pairs to show the 30 ms. On a clean reading the two clocks agree (measured here: 1.000-1.006).
             elapsed = min(elapsed, processor)
         TALLY.import_seconds = elapsed + wait_for_new_threads(known)
     except BaseException:

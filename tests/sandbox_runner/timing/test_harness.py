@@ -316,7 +316,7 @@ def test_the_worker_takes_a_preempted_calls_lost_time_out(fresh_worker, monkeypa
 
 
 def test_a_preempted_import_is_read_by_its_processor_time(tmp_path, monkeypatch):
-    # The module's body sleeps 50 ms: wall time the thread's processor never spent, as when another process runs
+    # The module's body sleeps 50 ms: wall time the process's processor never spent, as when another process runs
     # while the import is switched out. Read as preempted (switched out involuntarily, no wait of its own), the
     # import counts its processor time; otherwise its wall time, as ever.
     (tmp_path / "preempted_import_mod.py").write_text("import time\ntime.sleep(0.05)\nVALUE = 1\n")
