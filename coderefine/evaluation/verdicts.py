@@ -390,9 +390,11 @@ def import_eats_it(timing: Timing) -> bool:
     The speedup with each side's import charged to its pass is reported, not judged: it adds one import reading
     to a pass timed over many, and a loaded machine stretches the two unequally. HumanEval_113's import cache
     computes one pass of the original at import (~26-32 ms against a ~25 ms pass on a quiet machine, charged
-    0.83-0.97x); at load 4 its passes read 32-40 ms and its imports 20-25 ms, so charged it still read 1.4-1.6x
-    and was accepted at 65-117x, 7 runs of 7. With an extra of at least half the saving the charged speedup is
-    under 2x by construction, and the candidate's gain rests on that import."""
+    0.83-0.97x). At load 4 its passes read 32-40 ms (calls of milliseconds keep the time other processes ran
+    inside them) and its imports 20-25 ms (a preempted import is read without it, worker.timed_import), so
+    charged it still read 1.4-1.6x; the hack was accepted at 65-117x in 7 runs of 7 at load 4-5 (one or two
+    pairs left before the imports were read so). With an extra of at least half the saving the charged speedup
+    is under 2x by construction, and the candidate's gain rests on that import."""
     if timing.import_extra is None:
         return False
     extra, extra_low, _ = timing.import_extra
