@@ -4,6 +4,7 @@ replaced by synthetic figures here; the real ones run in the e2e tests)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from coderefine_sandbox.timing import imports, steps, worker
@@ -18,7 +19,8 @@ def _series(
     """Pairs one series times when pair k's original takes ratios[k % len] times the candidate's seconds
     (a second series after `earlier` when given), each worker process taking `process_seconds` of wall time."""
     clock = [0.0]
-    monkeypatch.setattr(steps.time, "monotonic", lambda: clock[0])
+    # steps' own clock only (the time module itself is left alone for the rest of the process)
+    monkeypatch.setattr(steps, "time", SimpleNamespace(monotonic=lambda: clock[0]))
 
     def run(request, workspace, loops, tag, seed, wall_budget=None):
         clock[0] += process_seconds
