@@ -48,10 +48,11 @@ def test_an_undecided_series_that_looks_faster_runs_on_past_its_planned_pairs(mo
 def test_running_on_is_bounded_by_time_cheap_pairs_getting_a_minimum(monkeypatch, tmp_path):
     # Still undecided at five times its pairs (the 99.9% interval never clears, the 95% one is looked at last).
     assert _series(monkeypatch, tmp_path, STRADDLING) == 6 * EXTEND_FACTOR
-    # Pairs of 2 s: the planned six took 12 s; twice that (24 s) would stop it at 18 pairs, the minimum of
-    # EXTEND_MIN_SECONDS lets it run to 26.
+    # Pairs of 2 s: the planned six took 12 s; twice that (24 s) would stop it after 19 pairs, the minimum of
+    # EXTEND_MIN_SECONDS (40 s: 20 pairs) lets it run to 27 (the budget is checked before each pair, so the pair
+    # that crosses it is the last).
     assert _series(monkeypatch, tmp_path, STRADDLING, process_seconds=1.0) == 6 + 20 + 1
-    # Pairs of 20 s: the planned six took 120 s; the extension is capped at EXTEND_SECONDS, six more pairs.
+    # Pairs of 20 s: the planned six took 120 s; the extension is capped at EXTEND_SECONDS (six pairs), 13 in all.
     assert _series(monkeypatch, tmp_path, STRADDLING, process_seconds=10.0) == 6 + 6 + 1
 
 
