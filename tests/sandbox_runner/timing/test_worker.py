@@ -21,10 +21,13 @@ def test_replacing_a_clock_or_pyperf_or_the_worker_is_seen(monkeypatch):
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
     monkeypatch.setattr(pyperf._runner.Runner, "bench_time_func", lambda *args: None)
     monkeypatch.setattr(worker, "time_workload", lambda *args: 0.0)
+    # The processor clock a preempted import is read by (timed_import), bound like the wall clock.
+    monkeypatch.setattr(worker, "_processor_clock", lambda: 0.0)
     assert worker.tampering(guarded) == [
         "time.perf_counter",
         "pyperf.Runner.bench_time_func",
         "timing_worker.time_workload",
+        "timing_worker._processor_clock",
     ]
 
 
