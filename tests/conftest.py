@@ -21,6 +21,12 @@ from tests.timed_last import GROUPS_FOLDER, TimedLastScheduling, write_groups
 
 REPO = Path(__file__).resolve().parent.parent
 
+# This machine (and CI) sets PYTHONDONTWRITEBYTECODE=1. Under it pytest rewrites the asserts of every test module
+# in every process anew, its cache never written: 260 modules, ~4 s of CPU in each of the five processes a run
+# starts (the controller and four workers). This process writes its bytecode as Python does by default; the
+# processes the tests start keep the variable (see _compile_own_sources for theirs).
+sys.dont_write_bytecode = False
+
 
 def _shared_bench() -> Path:
     """`../shared/bench` beside the checkout; for a git worktree, beside the main checkout it belongs to."""
