@@ -20,12 +20,13 @@ from tests.timed_last import GROUPS_FOLDER, TimedLastScheduling, write_groups
 
 REPO = Path(__file__).resolve().parent.parent
 
-# This machine (and CI) sets PYTHONDONTWRITEBYTECODE=1. Under it pytest rewrites the asserts of every test module
-# in every process anew, its cache never written: 260 modules, ~4 s of CPU in each of the five processes a run
-# starts (the controller and four workers). This process writes its bytecode as Python does by default, and so
-# that of the coderefine modules it imports, which the processes the tests start (they keep the variable) then
-# read instead of compiling them. A clean checkout gains nothing on its first run (every process rewrites at
-# once: CI dry runs 517 s before, 521 s after), a developer's unit pass does (60-68 s before, 45-49 s after).
+# This machine sets PYTHONDONTWRITEBYTECODE=1 (CI runs on one of its kind). Under it pytest rewrites the asserts of
+# every test module in every process anew, its cache never written: 260 modules, ~4 s of CPU in each of the five
+# processes a run starts (the controller and four workers). This process writes its bytecode as Python does by
+# default, and so that of the coderefine modules it imports, which the processes the tests start (they keep the
+# variable) then read instead of compiling them. A clean checkout's first run gains nothing measurable (every
+# process rewrites at once; CI dry runs took 517 s and 521 s); a developer's unit pass does (60-68 s before,
+# 45-56 s after).
 sys.dont_write_bytecode = False
 
 
