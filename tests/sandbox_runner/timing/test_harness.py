@@ -219,6 +219,19 @@ def test_a_first_pass_that_is_only_noise_does_not_decide_the_basis():
     assert steps.basis({"original": original, "candidate": cached}, 0.05) == "first"
 
 
+def test_a_rewrite_paying_a_little_more_first_use_is_not_taken_for_a_cache():
+    # tabulate's _padboth and its correct rewrite (more Python than the `format` call it replaces), 132 calls a
+    # pass, at load 3: the original's first pass costs ~35 us more than its later ones, give or take 15 us; the
+    # rewrite's costs a steady ~8 us more than that, the first use of its longer code. That is over floor/2 of
+    # the pass (2.1 us) in every process, and the vote alone took it for a cache.
+    original = [_pass(84e-6, (84 + 35 + d) * 1e-6) for d in (-12, 3, 15, -2, 0, -9, 11, 1)]
+    rewrite = [_pass(48e-6, (48 + 43 + d) * 1e-6) for d in (-3, 2, 0, 4, -2, 1, -1, 3)]
+    assert steps.basis({"original": original, "candidate": rewrite}, 0.05) == "steady"
+    # A cache on the same original: cold it costs what the original does, warm next to nothing.
+    cache = [_pass(2e-6, (84 + 35 + d) * 1e-6) for d in (-5, 4, 0, 2, -3, 6, 1, -1)]
+    assert steps.basis({"original": original, "candidate": cache}, 0.05) == "first"
+
+
 def test_a_preempted_first_pass_of_the_original_does_not_hide_a_cache():
     # Readings of an lru_cache candidate on a loaded machine (3 distinct inputs, each timed once per pass):
     # cold it costs what the original does, warm ~3 us. The original's first pass was preempted for a whole
