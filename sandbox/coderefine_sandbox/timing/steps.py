@@ -482,8 +482,10 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     # with its code, not with the pass: tabulate's correct _padboth (more Python than the `format` call it
     # replaces) saved a steady ~8 us more than the original's ~35 us on a 132-call pass, over the 2.3 us of
     # floor/2, and was refused as a cache about one run in four. Caches that were faster saved 6.6 to 51 spreads
-    # of the original's savings beyond it, far past half of them.
-    margin = max(threshold, original_saves / 2)
+    # of the original's savings beyond it, far past half of them. Never more than half a pass: where the original's
+    # first use outweighs its pass (a regular expression compiled on the first call of a microsecond function), a
+    # cache saving the whole pass still clears it.
+    margin = max(threshold, min(original_saves / 2, pass_seconds / 2))
     beyond = [(c.first - c.steady) - original_saves >= margin for c in judged]
     return "first" if sum(beyond) >= REPEAT_SAVING_SHARE * len(beyond) else "steady"
 
