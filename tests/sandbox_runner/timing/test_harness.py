@@ -231,7 +231,7 @@ def test_a_rewrite_paying_a_little_more_first_use_is_not_taken_for_a_cache():
     cache = [_pass(2e-6, (84 + 35 + d) * 1e-6) for d in (-5, 4, 0, 2, -3, 6, 1, -1)]
     assert steps.basis({"original": original, "candidate": cache}, 0.05) == "first"
     # An original whose first use outweighs its pass (a regular expression compiled on its first call: 200 us
-    # against a 50 us pass): the allowance stops at half a pass, so a cache on it is still taken for one.
+    # against a 50 us pass): the allowance stops at a quarter of a pass, so a cache on it is still taken for one.
     compiling = [_pass(50e-6, (250 + d) * 1e-6) for d in (-6, 2, 9, -3, 0, 4, -8, 5)]
     cache = [_pass(2e-6, (250 + d) * 1e-6) for d in (3, -2, 0, 5, -4, 1, 2, -1)]
     assert steps.basis({"original": compiling, "candidate": cache}, 0.05) == "first"
