@@ -447,16 +447,18 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     original's pass: a process's one-time costs (a numpy function's first calls, memory met for the first
     time) are a large share of a vectorised rewrite's short pass but a few per cent of the original's, and a
     cache saving less than that cannot by itself lift a candidate over the floor (with the saving capped at
-    f/2 of the original's pass, a candidate no faster when cold reads at most 1/(1 - f/2) < 1 + f steady).
+    f/2 of the original's pass, a candidate no faster when cold reads at most 1/(1 - f/2) < 1 + f steady). Where
+    the original's own first use is large, the allowance below widens that margin, and such a candidate can read
+    up to 1/(1 - 1/4) = 1.33x: the price of not taking a rewrite's first use for a cache.
 
     And it must do so process by process: in at least REPEAT_SAVING_SHARE of its worker processes the candidate's
     saving exceeds the original's usual one (the median over the original's processes) by that much, and by half the
-    original's usual saving too (the first use of the code, which grows with a rewrite's code and not with the
-    pass). A process's first pass is one reading, the noisiest there is: on a 16-20 ms pass it moved by +-5 ms
-    either way (an ENAMEL reference that keeps no state), and on a ~1 us function the interpreter's own warm-up is a
-    large share of the shorter pass. Medians alone let that noise pick the first-pass basis for about one run in
-    three of an honest candidate, which then reads "a cache" or fails to confirm. A cache saves the candidate the
-    same in every process, so it clears the rule in every one.
+    original's usual saving too, up to a quarter of its pass (the first use of the code, which grows with a
+    rewrite's code and not with the pass). A process's first pass is one reading, the noisiest there is: on a 16-20
+    ms pass it moved by +-5 ms either way (an ENAMEL reference that keeps no state), and on a ~1 us function the
+    interpreter's own warm-up is a large share of the shorter pass. Medians alone let that noise pick the first-pass
+    basis for about one run in three of an honest candidate, which then reads "a cache" or fails to confirm. A cache
+    saves the candidate the same in every process, so it clears the rule in every one.
 
     The original's side is its median, not each pair's own reading: that noise goes both ways. On a loaded
     machine a first pass is preempted for a whole scheduler slice (an original's 3.6 ms first pass read 7.9
