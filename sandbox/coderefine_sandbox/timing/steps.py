@@ -487,7 +487,7 @@ def basis(runs: Series, floor: float = 0.0) -> str:
     # of the original's savings beyond it, far past half of them. Never more than a quarter of a pass: where the
     # original's first use outweighs its pass (a regular expression compiled on the first call of a microsecond
     # function; HumanEval_83 and 162 pay 2x and 20x a pass on their first), a cache saving the whole pass still
-    # clears it, and a partial one that hides under it reads at most 1/(1 - 1/4) = 1.33x where it is no faster cold.
+    # clears it (the price of the allowance is in the docstring).
     margin = max(threshold, min(original_saves / 2, pass_seconds / 4))
     beyond = [(c.first - c.steady) - original_saves >= margin for c in judged]
     return "first" if sum(beyond) >= REPEAT_SAVING_SHARE * len(beyond) else "steady"
