@@ -163,8 +163,18 @@ def _guarded() -> dict[str, object]:
         found[f"asynchronous.{name}"] = getattr(asynchronous, name)
     for name, value in vars(TimingLoop).items():
         found[f"asynchronous.TimingLoop.{name}"] = value
-    names = ("time_workload", "_clock", "_processor_clock", "TALLY", "_nothing", "_probe", "_looped", "_form")
-    names += ("HARNESS", "PROBE_LOOP")
+    names = (
+        "time_workload",
+        "_clock",
+        "_processor_clock",
+        "TALLY",
+        "_nothing",
+        "_probe",
+        "_looped",
+        "_form",
+        "HARNESS",
+        "PROBE_LOOP",
+    )
     for name in (*names, "unpreempted", "was_preempted", "getrusage", "THREAD", "CLEAN", "CLEAN_LIMIT"):
         # Named as before the module moved to timing/worker.py: the names reach the report (what was replaced).
         found[f"timing_worker.{name}"] = globals()[name]
