@@ -2,17 +2,25 @@
 
     .venv/bin/python benchmarks/harness_ratios.py [--repeat 3] [--pairs sum_squares,isnumber]
         [--tabulate /work/libs/tabulate-0.9.0] [--coderefine .venv/bin/coderefine] [--timing-pairs N]
+        [--processes 10]
 
 Each pair is an original function of about a microsecond and a faster rewrite of it, with a test file that
 calls it on a few inputs. Per pair and repetition the script prints:
 
-- independent: both versions timed in this process in a plain loop over the test's inputs (timeit, the
-  best of 60 short rounds, the two versions interleaved), the ratio of the two;
+- independent: both versions timed in a plain loop over the test's inputs (timeit, the best of 30 short
+  rounds, the two versions interleaved), in each of `--processes` fresh processes (10): the geometric mean of
+  their ratios, and its 95% interval over the processes. One process is not enough: where a function's code
+  and data land in memory differs from process to process and moves a microsecond function's time by a few
+  percent, differently for the two versions, so one process's ratio of the same pair read 1.20x to 1.29x
+  over four runs;
 - coderefine: `coderefine optimize` with the scripted provider offering the rewrite, on a copy of the
   pair written into a temporary folder (process sandbox): the verdict, the speedup and its interval, the
   harness's per-call cost it took out (`timing.harness_seconds_per_call`, absent before issue 24), and
   the original's seconds per call it reports, and the pairs timed over both series (`timing.pairs`: a
   series still undecided at its planned pairs runs on).
+
+At the end, per pair: in how many runs the rewrite was confirmed, and in how many its interval contained the
+independent ratio (a 95% interval misses about one run in twenty even when nothing is wrong).
 
 `uptime` is printed before each figure: the machine's load moves both.
 
@@ -26,13 +34,15 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import timeit
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,16 +117,47 @@ def _load(source: str, name: str):  # noqa: ANN202 - a module's function
     return namespace
 
 
-def independent(pair: Pair) -> tuple[float, float, float]:
-    """(original seconds per call, candidate seconds per call, ratio): plain loops, best of 60, interleaved."""
+def independent_in_process(pair: Pair, rounds: int = 30) -> tuple[float, float]:
+    """(original, candidate) seconds per call in this process: plain loops, best of `rounds`, interleaved."""
     functions = [_load(pair.original, "original")[pair.function], _load(pair.candidate, "candidate")[pair.function]]
     best = [float("inf"), float("inf")]
     number = 100
-    for _ in range(60):
+    for _ in range(rounds):
         for side, func in enumerate(functions):
             seconds = timeit.timeit("for x in inputs: f(x)", globals={"f": func, "inputs": pair.inputs}, number=number)
             best[side] = min(best[side], seconds / number / len(pair.inputs))
-    return best[0], best[1], best[0] / best[1]
+    return best[0], best[1]
+
+
+# Two-sided 95% Student t quantiles by degrees of freedom (up to 19: up to 20 processes).
+# fmt: off
+T975 = [float("inf"), 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
+        2.12, 2.11, 2.10, 2.09]
+# fmt: on
+
+
+def independent(pair: Pair, processes: int) -> tuple[float, float, float, tuple[float, float]]:
+    """(original seconds per call, candidate seconds per call, ratio, its 95% interval): the geometric means
+    over `processes` fresh processes, each timing both versions as independent_in_process does."""
+    payload = json.dumps(asdict(pair))
+    readings = []
+    for _ in range(processes):
+        child = [sys.executable, str(Path(__file__).resolve()), "--child"]
+        proc = subprocess.run(child, input=payload, capture_output=True, text=True, check=True)
+        readings.append(json.loads(proc.stdout))
+    logs = [math.log(o / c) for o, c in readings]
+    mean = statistics.fmean(logs)
+    half = T975[len(logs) - 1] * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
+    original = math.exp(statistics.fmean(math.log(o) for o, _ in readings))
+    candidate = math.exp(statistics.fmean(math.log(c) for _, c in readings))
+    return original, candidate, math.exp(mean), (math.exp(mean - half), math.exp(mean + half))
+
+
+def child() -> int:
+    """One fresh process's reading (--child): the pair on standard input, (original, candidate) on output."""
+    pair = Pair(**json.loads(sys.stdin.read()))
+    print(json.dumps(independent_in_process(pair)))
+    return 0
 
 
 def write_project(pair: Pair, folder: Path) -> Path:
@@ -174,17 +215,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tabulate", type=Path, default=Path("/work/libs/tabulate-0.9.0"))
     parser.add_argument("--coderefine", default=str(Path(sys.executable).parent / "coderefine"))
     parser.add_argument("--timing-pairs", type=int, default=None)
+    parser.add_argument("--processes", type=int, default=10, choices=range(2, 21), metavar="2..20")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        return child()
     known = {"sum_squares": lambda: SUM_SQUARES, "isnumber": lambda: isnumber_pair(args.tabulate)}
     for name in args.pairs.split(","):
         if name not in known:
             parser.error(f"unknown pair {name!r}: choose from {', '.join(known)}")
         pair = known[name]()
+        confirmed = contained = 0
         for k in range(args.repeat):
             print(f"[{pair.name} #{k + 1}] {uptime()}", flush=True)
-            original, candidate, ratio = independent(pair)
+            original, candidate, ratio, (low, high) = independent(pair, args.processes)
             print(
-                f"  independent: {original * 1e9:.0f} ns -> {candidate * 1e9:.0f} ns per call, {ratio:.2f}x",
+                f"  independent: {original * 1e9:.0f} ns -> {candidate * 1e9:.0f} ns per call, {ratio:.2f}x"
+                f" [{low:.2f}, {high:.2f}] over {args.processes} processes",
                 flush=True,
             )
             found = coderefine(pair, args.coderefine, args.timing_pairs)
@@ -203,6 +250,13 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             print(f"  after: {uptime()}", flush=True)
+            confirmed += found["verdict"] == "accepted"
+            contained += found["verdict"] == "accepted" and (ci[0] or 0) <= ratio <= (ci[1] or 0)
+        print(
+            f"{pair.name}: confirmed in {confirmed} of {args.repeat} runs, the interval containing the independent"
+            f" ratio in {contained}",
+            flush=True,
+        )
     return 0
 
 
