@@ -162,7 +162,7 @@ class SettingValues:
         metavar="S",
     )
     timing_value_seconds: float = setting(
-        0.5,
+        0.1,
         "wall seconds one timing value may take (a worker process times a warm-up and up to 3 values); shorter "
         "values finish sooner and read noisier, which the intervals show",
         0.05,

@@ -144,31 +144,11 @@ def make_project(tmp_path: Path) -> Callable[..., Path]:
     return make
 
 
-# The suite's timing values, where a test is not about a measurement's precision: 0.2 s instead of 0.5 s. Most of
-# the suite's CPU is its sandbox processes (a CI run kept both cores busy throughout), and a worker process
-# times a warm-up and 3 values; the candidates such tests offer are 7x-1000x or plainly no faster, which shorter
-# values tell as well. `timed` tests keep the default (a null edit, agreement with an independent measurement).
-SUITE_VALUE_SECONDS = "0.2"
-_running_timed = [False]  # whether the test now running is `timed` (set by _note_timed)
-
-
-@pytest.fixture(autouse=True)
-def _note_timed(request: pytest.FixtureRequest) -> Iterator[None]:
-    _running_timed[0] = request.node.get_closest_marker("timed") is not None
-    yield
-    _running_timed[0] = False
-
-
-def _timing_env() -> dict[str, str]:
-    return {} if _running_timed[0] else {"CODEREFINE_TIMING_VALUE_SECONDS": SUITE_VALUE_SECONDS}
-
-
 def inherited_environment() -> dict[str, str]:
     """This process's environment for a command-line run: without the developer's own model settings and
-    CODEREFINE_* variables, with the suite's timing values. Tests that start the command themselves use it too,
-    so that a rerun through run_cli has the same settings (a bench's or a sweep's state records them)."""
-    inherited = {name: value for name, value in os.environ.items() if name not in MODEL_ENVIRONMENT}
-    return {**inherited, **_timing_env()}
+    CODEREFINE_* variables. Tests that start the command themselves use it too, so that a rerun through run_cli
+    has the same settings (a bench's or a sweep's state records them)."""
+    return {name: value for name, value in os.environ.items() if name not in MODEL_ENVIRONMENT}
 
 
 def run_cli(

@@ -69,23 +69,24 @@ EXTEND_MIN_SECONDS = 40.0
 # moves their ratio away from 1 (a faster candidate reads faster, a slower one slower, never across), so the
 # cap only keeps a noisy probe from blowing a ratio up where the calls are hardly longer than the timing.
 HARNESS_CAP = 0.9
-# Once every pair of a run so far shows the candidate this many times the floor faster on every basis a verdict
-# reads, its next worker processes take values of SHORT_VALUE_SECONDS of wall time instead of the worker's 0.5 s
-# (far_past_floor). On calls of up to tens of microseconds every value runs to its wall budget whatever the
-# speedup (the work around each call, outside the clock, outweighs the call), so a 90x candidate of a trivial
-# project paid ~2.3 s per worker process, 28 s for its 6 pairs, to confirm what its first pair already showed
-# thirty-fold. A shorter value is the same estimate from fewer passes: noisier, and the paired interval, which
-# is computed from the pairs' own spread, widens with it; so it is spent only where precision is not what
-# decides, and never on a candidate near the floor, a cache (its first pass is not far past), work moved to
-# import time (nor is a pass with the extra import charged) or a lookup of the shown inputs (nor are the held-out
-# calls).
+# Once every pair of a run so far shows the candidate this many times the floor faster on every basis a verdict reads,
+# its next worker processes take values of SHORT_VALUE_SECONDS of wall time instead of the run's own, where those are
+# longer (`--timing-value-seconds` above its default, the worker's WALL_BUDGET of 0.1 s; it was 0.5 s when this was
+# written) (far_past_floor). On calls of up to tens of microseconds every value runs to its wall budget whatever the
+# speedup (the work around each call, outside the clock, outweighs the call), so a 90x candidate of a trivial project
+# paid ~2.3 s per worker process, 28 s for its 6 pairs, to confirm what its first pair already showed thirty-fold. A
+# shorter value is the same estimate from fewer passes: noisier, and the paired interval, which is computed from the
+# pairs' own spread, widens with it; so it is spent only where precision is not what decides, and never on a candidate
+# near the floor, a cache (its first pass is not far past), work moved to import time (nor is a pass with the extra
+# import charged) or a lookup of the shown inputs (nor are the held-out calls).
 FAR_PAST_FLOOR = 3.0
 SHORT_VALUE_SECONDS = 0.1
 # The baseline's worker process takes short values too. Its figure compares with nothing: it is the workload's
 # size (the seconds of one pass, which picks the noise floor's band and whether a pass is too long and a sample
 # of the calls is timed instead, and each call's cost, which that sample is drawn from), where a mean over
 # 0.3 s of calls is as good as over 1.5 s; every ratio a verdict reads comes from the pairs, which all keep
-# their full values. It was 1.2 s of every run's baseline (3 values of WALL_BUDGET each).
+# their full values. It was 1.2 s of every run's baseline (3 values of 0.5 s each, the values of that time); at
+# the default values of 0.1 s the two are the same.
 BASELINE_VALUE_SECONDS = SHORT_VALUE_SECONDS
 
 

@@ -123,7 +123,14 @@ PROBE_FRESH_BYTES = 64 << 10
 # loops pyperf calibrates on the timed figure would take minutes. Past this budget a value stops and
 # reports the mean of the passes it made (pyperf divides by the loops it asked for, hence the scaling):
 # the same estimate from fewer passes, the same rule for original and candidate.
-WALL_BUDGET = 0.5
+# 0.1 s, pyperf's own minimum for a value: on calls of a microsecond what moves a pair's ratio is the spread
+# between processes (where each one's code and data land), not within one. Measured on a 1.3x rewrite of a
+# 0.6 us function, 48 pairs each, quiet and beside one and two busy loops: the pairs' ratios spread by 0.034
+# (log) with 3 values of 0.1 s and by 0.042 with 3 of 0.5 s, while a worker took 0.58 s against 1.78 s. So a
+# pair is as precise at a third of the cost, and a series that must run on to decide (sequential.py) gets three
+# times the pairs in its time budget. Longer calls end their values on pyperf's loops (min_time of timed calls)
+# at about the same length either way.
+WALL_BUDGET = 0.1
 # Wall seconds the warm-up value may take (with fixed loops; calibration keeps WALL_BUDGET). No figure is read
 # from the warm-up's mean: the process's first pass is its first pass whatever the warm-up's length, and the
 # values after it are timed as before; what it is for (the interpreter's specialised code, the allocator's

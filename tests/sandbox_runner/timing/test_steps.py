@@ -142,7 +142,7 @@ def test_the_baseline_worker_takes_short_values_and_the_calibration_its_own(monk
     monkeypatch.setattr(steps, "_timing_run", run)
     calibration = steps.calibrate(samples.request(io_dir=str(tmp_path)))
     assert budgets == {"calibrate": None, "baseline": steps.BASELINE_VALUE_SECONDS}
-    assert steps.BASELINE_VALUE_SECONDS < worker.WALL_BUDGET  # shorter than the worker's own values
+    assert steps.BASELINE_VALUE_SECONDS <= worker.WALL_BUDGET  # never longer than the worker's own values
     assert (calibration.loops, calibration.seconds) == (7, 2e-3)
 
 
