@@ -239,7 +239,13 @@ class SandboxEvaluator:
             capabilities=self_check.capabilities if self_check is not None else (),
             peak_memory=self_check.peak_memory if self_check is not None else (),
             # the user's --bench is timed per function, whatever its calls' size
-            untimed=None if self.settings.bench else too_fast(workload_seconds, compared - unstable),
+            untimed=None
+            if self.settings.bench
+            else too_fast(
+                workload_seconds,
+                compared - unstable,
+                calibration.harness_per_call if calibration is not None else 0.0,
+            ),
         )
         # Candidates may be slower than the original (readability) but not hang: a limit derived from the
         # original's test time keeps an infinite loop from costing the full --timeout.

@@ -45,6 +45,17 @@ def test_a_workload_of_a_few_nanoseconds_a_call_is_too_fast_to_time():
     assert too_fast(None, 3) is None and too_fast(1e-3, 3) is None
     reason = too_fast(6e-7, 3)
     assert reason is not None and reason.startswith("too fast to measure reliably: the recorded calls take 200 ns")
+    assert "below the 500 ns that timing can resolve" in reason  # no harness figure: the fixed limit
+
+
+def test_the_shortest_calls_timed_are_four_times_what_timing_one_call_costs_on_the_machine():
+    # 40 calls of 300 ns where timing one costs 65 ns: timed (the fixed limit of 500 ns would have refused them).
+    assert too_fast(12e-6, 40, 65e-9) is None
+    # 40 calls of 250 ns: under 4 x 65 ns.
+    reason = too_fast(10e-6, 40, 65e-9)
+    assert reason is not None and "take 250 ns each (10.0 us per pass over 40), below 4 times the 65 ns" in reason
+    # A slower machine, whose timing costs 150 ns a call, does not time calls of 500 ns.
+    assert too_fast(20e-6, 40, 150e-9) is not None
 
 
 @pytest.mark.slow  # not `timed`: a 7x-1000x candidate holds under load (see timed_last.py)

@@ -39,6 +39,9 @@ class Calibration:
     seconds: float
     timed_calls: int = 0  # calls in the timing sample (0: every call is timed)
     calls: int = 0  # the calls the sample was drawn from
+    # What timing one call on its own costs beyond a plain loop, in seconds (the baseline worker's harness probe,
+    # HarnessCost; 0.0: none measured): what decides whether the calls are too short to time (verdicts.too_fast).
+    harness_per_call: float = 0.0
 
 
 @dataclass(frozen=True)

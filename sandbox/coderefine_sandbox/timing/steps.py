@@ -348,8 +348,14 @@ def calibrate(request: RunnerRequest) -> Calibration:
         if len(targets) == len(costs):
             sample = stratified_sample(list(costs), targets, timing.budget)
             write_sample(sample_path(request.calls_path), sample)
-            return Calibration(loops=loops, seconds=seconds, timed_calls=len(sample), calls=len(costs))
-    return Calibration(loops=loops, seconds=seconds, timed_calls=0, calls=0)
+            return Calibration(
+                loops=loops,
+                seconds=seconds,
+                timed_calls=len(sample),
+                calls=len(costs),
+                harness_per_call=baseline.harness_per_call,
+            )
+    return Calibration(loops=loops, seconds=seconds, harness_per_call=baseline.harness_per_call)
 
 
 def warm_gain(runs: list[WorkerRun]) -> float:

@@ -137,10 +137,14 @@ def test_the_baseline_worker_takes_short_values_and_the_calibration_its_own(monk
 
     def run(request, workspace, loops, tag, seed, wall_budget=None):
         budgets[tag] = wall_budget
-        return steps.WorkerRun(steady=2e-3, first=2e-3, loops=loops or 7, call_costs=(1e-3, 1e-3))
+        harness = 6e-8 if tag == "baseline" else 9e-8
+        return steps.WorkerRun(
+            steady=2e-3, first=2e-3, loops=loops or 7, call_costs=(1e-3, 1e-3), harness_per_call=harness
+        )
 
     monkeypatch.setattr(steps, "_timing_run", run)
     calibration = steps.calibrate(samples.request(io_dir=str(tmp_path)))
+    assert calibration.harness_per_call == 6e-8  # the baseline worker's probe: what too_fast compares calls with
     assert budgets == {"calibrate": None, "baseline": steps.BASELINE_VALUE_SECONDS}
     assert steps.BASELINE_VALUE_SECONDS <= worker.WALL_BUDGET  # never longer than the worker's own values
     assert (calibration.loops, calibration.seconds) == (7, 2e-3)
