@@ -252,7 +252,7 @@ def judge_runs(
 # machine by the baseline's worker: two clock reads and the statements around the call, 55-75 ns on the machines
 # of this project) are mostly the timer: no speedup there can be told from noise, so candidates are not timed at
 # all and the verdict says so, at once. The harness's cost is taken out of both sides' figures (timing/steps.py),
-# so above this a ratio is the calls' own. Measured at 265-300 ns a timed call (4.0-4.7 times the probe): a 1.21x
+# so above this a ratio is the calls' own. Measured at 265-300 ns a timed call (4 to 5 times the probe): a 1.21x
 # rewrite confirmed in 4 of 4 runs, and 3 null or slower edits (one changing no instruction's cost, one adding a
 # store, one an addition for a multiplication) refused in 8 of 8; tabulate's `_isnumber` (385 ns a call, 5.7
 # times) confirmed at 1.48-1.76x in 3 of 3 against an independent 1.65x, its null edit refused in 3 of 3.
