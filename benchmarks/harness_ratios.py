@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -46,6 +45,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO / "sandbox")]
+
+from coderefine_sandbox.timing.stats import paired_speedup  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -129,13 +131,6 @@ def independent_in_process(pair: Pair, rounds: int = 30) -> tuple[float, float]:
     return best[0], best[1]
 
 
-# Two-sided 95% Student t quantiles by degrees of freedom (up to 19: up to 20 processes).
-# fmt: off
-T975 = [float("inf"), 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
-        2.12, 2.11, 2.10, 2.09]
-# fmt: on
-
-
 def independent(pair: Pair, processes: int) -> tuple[float, float, float, tuple[float, float]]:
     """(original seconds per call, candidate seconds per call, ratio, its 95% interval): the geometric means
     over `processes` fresh processes, each timing both versions as independent_in_process does."""
@@ -145,12 +140,9 @@ def independent(pair: Pair, processes: int) -> tuple[float, float, float, tuple[
         child = [sys.executable, str(Path(__file__).resolve()), "--child"]
         proc = subprocess.run(child, input=payload, capture_output=True, text=True, check=True)
         readings.append(json.loads(proc.stdout))
-    logs = [math.log(o / c) for o, c in readings]
-    mean = statistics.fmean(logs)
-    half = T975[len(logs) - 1] * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
-    original = math.exp(statistics.fmean(math.log(o) for o, _ in readings))
-    candidate = math.exp(statistics.fmean(math.log(c) for _, c in readings))
-    return original, candidate, math.exp(mean), (math.exp(mean - half), math.exp(mean + half))
+    originals, candidates = [o for o, _ in readings], [c for _, c in readings]
+    ratio, low, high = paired_speedup(originals, candidates)  # the interval the tool's own pairs get
+    return statistics.geometric_mean(originals), statistics.geometric_mean(candidates), ratio, (low, high)
 
 
 def child() -> int:
