@@ -281,14 +281,15 @@ def too_fast(workload_seconds: float | None, calls: int, harness_per_call: float
     if workload_seconds is None or calls <= 0:
         return None
     per_call = workload_seconds / calls
-    limit = TOO_FAST_HARNESS_MULTIPLE * harness_per_call if harness_per_call > 0 else TOO_FAST_PER_CALL
+    if harness_per_call > 0:
+        limit = TOO_FAST_HARNESS_MULTIPLE * harness_per_call
+        measured = (
+            f"{TOO_FAST_HARNESS_MULTIPLE:.0f} times the {harness_per_call * 1e9:.0f} ns that timing one call costs here"
+        )
+    else:
+        limit, measured = TOO_FAST_PER_CALL, f"the {TOO_FAST_PER_CALL * 1e9:.0f} ns that timing can resolve"
     if per_call >= limit:
         return None
-    measured = (
-        f"{TOO_FAST_HARNESS_MULTIPLE:.0f} times the {harness_per_call * 1e9:.0f} ns that timing one call costs here"
-        if harness_per_call > 0
-        else f"the {TOO_FAST_PER_CALL * 1e9:.0f} ns that timing can resolve"
-    )
     return (
         f"too fast to measure reliably: the recorded calls take {per_call * 1e9:.0f} ns each "
         f"({workload_seconds * 1e6:.1f} us per pass over {calls}), below {measured}; add tests with larger "
