@@ -118,6 +118,7 @@ def timing(report: protocol.TimingReport, workload: str) -> Timing:
         after_startup=_after_startup(report),
         steady=_triple(report.estimates.get("steady")) if report.basis == "first" else None,
         harness_seconds_per_call=report.harness_seconds_per_call,
+        plain_loop=report.plain_loop,
         per_function_with_harness={name: _figure(e) for name, e in report.per_target_with_harness.items()},
     )
 

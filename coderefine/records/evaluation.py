@@ -150,6 +150,10 @@ class Timing:
     # What timing each call on its own costs beyond a plain loop (seconds per call), taken out of both sides'
     # times before every ratio above; 0.0 where nothing was taken out (programs, older reports).
     harness_seconds_per_call: float = 0.0
+    # Whether the figures above are plain loops' (the calls timed one by one scaled to each worker process's
+    # plain-loop passes): False for workloads the plain loop cannot make (async, lazy, calls drawing random
+    # numbers), programs and older reports.
+    plain_loop: bool = False
     # Each target's own (speedup, low, high) over every pair with that cost left in: what "no target slower" reads
     # (a target whose calls cost about what the harness does reads wide of the mark net of it; left in, a ratio
     # only moves toward 1). Empty in older reports: per_function is read instead.

@@ -97,6 +97,8 @@ def _timing(evaluation: Evaluation | None) -> dict[str, Any] | None:
         "per_function": {name: list(figure) for name, figure in t.per_function.items()},
         # issue 24: the harness's own per-call cost, taken out of both sides' seconds before the ratios
         "harness_seconds_per_call": t.harness_seconds_per_call,
+        # whether the seconds and ratios are plain loops' (the calls timed one by one scaled to plain-loop passes)
+        "plain_loop": t.plain_loop,
         **({"after_startup_speedup_ci": list(t.after_startup)} if t.after_startup is not None else {}),
         **({"steady_speedup_ci": list(t.steady)} if t.steady is not None else {}),
         **_per_function_trust(t),

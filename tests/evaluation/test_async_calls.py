@@ -161,6 +161,7 @@ def test_async_targets_are_recorded_wrong_rewrites_refused_and_a_faster_one_acce
     # loop's own cost is out of both figures is checked in tests/sandbox_runner/timing/test_worker.py).
     assert faster["speedup"] > 1, faster["timing"]
     assert "ranked" in faster["timing"]["per_function"] and "countdown" in faster["timing"]["per_function"]
+    assert faster["timing"]["plain_loop"] is False  # awaited on a loop of its own per pass: no plain loop to make
 
 
 @pytest.mark.slow

@@ -91,6 +91,7 @@ def test_the_benchmark_is_the_timing_workload(scripted, project, tmp_path):
     (only,) = data["iterations"]
     assert only["verdict"] == "accepted", only["reason"]
     assert only["timing"]["workload"] == "bench bench_mod.py"
+    assert only["timing"]["plain_loop"] is False  # the user's benchmark is their own loop
     assert only["speedup_ci"][0] > 1.05
     # Confirmed by a second series of pairs, and the figure is over both series.
     assert only["timing"]["confirmation_speedup_ci"][1] > 1.05 and only["timing"]["pairs"] == 6

@@ -101,6 +101,9 @@ class TimingReport:
     # What timing each call on its own costs beyond a plain loop, in seconds per call, as measured in the
     # original's worker processes; taken out of both sides' times before every ratio (timing/steps.py).
     harness_seconds_per_call: float = 0.0
+    # Whether the figures are plain loops' (each process's per-call figures scaled to its plain-loop passes,
+    # timing/worker.py PLAIN); False where some process made none (async, lazy, random calls) or the run is older.
+    plain_loop: bool = False
     # Each target's own estimate over every pair with that cost left in (the ratio of what each side's calls took
     # as timed): for a target whose calls cost about what the harness does, taking the same seconds out of both
     # sides leaves two small numbers whose ratio read 0.45-2.2x for a function the candidate left unchanged.
@@ -173,6 +176,12 @@ class HarnessCost:
     held_out_calls: float
     per_target_calls: dict[str, float]
     per_target_held_out_calls: dict[str, float] = field(default_factory=dict)  # of each target's, held out
+    # Seconds of one pass made in a plain loop, and of the same passes' calls timed one by one, each entry once
+    # (means over the passes, as the steady figure is a mean; 0.0: no plain-loop passes were made, timing/worker.py
+    # PLAIN), and the entries.
+    plain_loop: float = 0.0
+    timed_alone: float = 0.0
+    distinct_calls: int = 0
 
 
 @dataclass(frozen=True)

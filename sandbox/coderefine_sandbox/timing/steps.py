@@ -69,6 +69,12 @@ EXTEND_MIN_SECONDS = 40.0
 # moves their ratio away from 1 (a faster candidate reads faster, a slower one slower, never across), so the
 # cap only keeps a noisy probe from blowing a ratio up where the calls are hardly longer than the timing.
 HARNESS_CAP = 0.9
+# The plain-loop factors believed (as_plain_loop): a call timed on its own never runs faster than in a loop by
+# more than noise, and the work between calls (unpickling, resets, the probe, the clock's ordered reads) made
+# calls of 0.2-0.4 us read 1.4 times their plain loop's time net of the probe here (factors 0.58-0.81 over 36
+# processes of tabulate's _isnumber). Outside this range a reading is distrusted and the series keeps its
+# per-call figures.
+PLAIN_LOOP_FACTORS = (0.25, 1.1)
 # Once every pair of a run so far shows the candidate this many times the floor faster on every basis a verdict reads,
 # its next worker processes take values of SHORT_VALUE_SECONDS of wall time instead of the run's own, where those are
 # longer (`--timing-value-seconds` above its default, the worker's WALL_BUDGET of 0.1 s; it was 0.5 s when this was
@@ -119,6 +125,10 @@ class WorkerRun:
     held_out_calls: float = 0.0
     target_calls: dict[str, float] = field(default_factory=dict)
     target_held_out_calls: dict[str, float] = field(default_factory=dict)
+    # The plain-loop pass beside the per-call one (HarnessCost; 0.0: none made): what as_plain_loop scales by.
+    plain_loop: float = 0.0
+    timed_alone: float = 0.0
+    distinct_calls: int = 0
 
     def on(self, basis: str) -> float:
         if basis == "held_out":
@@ -243,6 +253,9 @@ def _harness_fields(figures: WorkerFigures | None) -> dict[str, object]:
         "held_out_calls": harness.held_out_calls,
         "target_calls": dict(harness.per_target_calls),
         "target_held_out_calls": dict(harness.per_target_held_out_calls),
+        "plain_loop": harness.plain_loop,
+        "timed_alone": harness.timed_alone,
+        "distinct_calls": harness.distinct_calls,
     }
 
 
@@ -584,8 +597,66 @@ def _time_pairs(request: RunnerRequest, first: int, count: int, earlier: Series 
 
 
 def _net(series: Series) -> Series:
-    """The series with the harness's cost taken out, by the figure its own original processes measured."""
-    return without_harness(series, harness_per_call(series))
+    """The series with the harness's cost taken out, by the figure its own original processes measured, and
+    its figures made a plain loop's where every process measured one."""
+    per_call = harness_per_call(series)
+    return as_plain_loop(without_harness(series, per_call), per_call)
+
+
+def plain_loop_factor(run: WorkerRun, per_call: float) -> float | None:
+    """What the process's per-call figures (net of `per_call`, the harness cost taken out) are multiplied by to
+    read as its plain-loop pass did (worker.PLAIN); None where it made none or the two disagree beyond
+    PLAIN_LOOP_FACTORS (a reading to distrust rather than apply)."""
+    if run.plain_loop <= 0 or run.distinct_calls <= 0:
+        return None
+    alone = run.timed_alone - per_call * run.distinct_calls
+    if alone <= 0:
+        return None
+    factor = run.plain_loop / alone
+    return factor if PLAIN_LOOP_FACTORS[0] <= factor <= PLAIN_LOOP_FACTORS[1] else None
+
+
+def as_plain_loop(series: Series, per_call: float) -> Series:
+    """The series with each process's per-pass figures scaled to its plain-loop pass (plain_loop_factor): the
+    level from the plain loop, the shares (per target, held out, shown) and the first pass's relation to the
+    steady passes from the calls timed one by one. All or nothing: unless every process of both sides has a
+    factor, the series stays as timed, so the two sides of a pair are never read in two ways."""
+    factors = plain_loop_factors(series, per_call)
+    if factors is None:
+        return series
+    return {
+        tag: [_scaled(run, factor) for run, factor in zip(runs, factors[tag], strict=True)]
+        for tag, runs in series.items()
+    }
+
+
+def plain_loop_factors(series: Series, per_call: float) -> dict[str, list[float]] | None:
+    """Each process's plain_loop_factor, side by side; None unless every process has one."""
+    found: dict[str, list[float]] = {tag: [] for tag in series}
+    for tag, runs in series.items():
+        for run in runs:
+            factor = plain_loop_factor(run, per_call)
+            if factor is None:
+                return None
+            found[tag].append(factor)
+    return found
+
+
+def _scaled(run: WorkerRun, factor: float) -> WorkerRun:
+    def each(figures: dict[str, float]) -> dict[str, float]:
+        return {name: seconds * factor for name, seconds in figures.items()}
+
+    return replace(
+        run,
+        steady=run.steady * factor,
+        first=run.first * factor,
+        held_out=run.held_out * factor,
+        shown=run.shown * factor,
+        per_target=each(run.per_target),
+        per_target_first=each(run.per_target_first),
+        per_target_held_out=each(run.per_target_held_out),
+        per_target_shown=each(run.per_target_shown),
+    )
 
 
 def _extend(series: Series, floor: float, chosen: str, planned: int, elapsed: float, planned_seconds: float) -> bool:
@@ -682,6 +753,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         per_target_held_out=targets["held_out"],
         per_target_shown=targets["shown"],
         harness_seconds_per_call=harness_per_call(raw),
+        plain_loop=plain_loop_factors(raw, harness_per_call(raw)) is not None,
         per_target_with_harness=per_target(raw),
     )
 

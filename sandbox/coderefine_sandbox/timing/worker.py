@@ -43,9 +43,11 @@ import importlib.util
 import io
 import os
 import pickle
+import random
 import statistics
 import sys
 import threading
+import types
 from time import perf_counter as _clock  # bound before any candidate code runs
 from time import process_time as _processor_clock
 from typing import Any
@@ -118,6 +120,36 @@ PROBE_LOOP = (range(1), range(5))
 # Up to this many pickled bytes a call's arguments are unpickled afresh for its probe (see time_workload).
 PROBE_FRESH_BYTES = 64 << 10
 
+# The plain-loop passes (plain_loop_pass). The probe takes out the cost of the clock reads and the statements
+# around a call, but a call timed on its own still runs slower than in a loop, by an amount that grows with the
+# call's own code: the clock's read is ordered (it waits for the call's last instructions to retire) and the
+# work between calls evicts what the call keeps warm. Measured on a 1.28x rewrite of a 0.43 us function, 8 fresh
+# processes: net of a do-nothing call timed alike, the original ran 22 ns slower a call than in a plain loop and
+# the candidate 5 ns, so the ratio read 1.33x even with nothing but the clock between calls (1.30x in the tool).
+# So after each pass, where the workload allows, the same calls are made again in plain loops under one clock
+# reading, as a user's loop (and pyperf's timeit) makes them. Each process reports those passes' seconds beside
+# its per-call passes' (means over the passes, as the steady figure is a mean), and the runner scales the
+# process's per-call figures to the plain loop's (steps.as_plain_loop): the calls timed one by one give the
+# shares (per target, held out, the first pass against the steady ones), the plain loop the level.
+# Per pass: the plain loop's seconds (its own loop's cost made a plain loop's, see plain_loop_pass), and the same
+# pass's calls timed one by one (unweighted: each entry once, as the plain loop makes them).
+PLAIN: list[float] = []
+ALONE: list[float] = []
+# How many plain passes this process makes per measurement, 0 for none (decided on its second pass, empty until
+# then: _plain_repeats). Only recorded calls that are plain synchronous calls, drew nothing from the pinned random
+# states or clock and started no thread on that pass (the plain loop cannot reset them between calls), whose
+# arguments fit in PLAIN_BYTES, and whose mean call is short enough for the difference to matter (PLAIN_CALL_LIMIT:
+# on longer calls it is a fraction of a per cent, and the extra passes would only cost values their passes).
+PLAIN_REPEATS: list[int] = []
+PLAIN_BYTES = 16 << 20
+PLAIN_CALL_LIMIT = 20e-6
+# Plain passes made back to back per measurement (plain_loop_pass), after an untimed one: the first one after
+# the per-call pass reads slow. Measured on the two microsecond pairs of benchmarks/harness_ratios.py, 6 processes
+# each, against a user's loop: one pass read 1.30x for 1.28x and 1.61x for 1.63x, 4 read 1.30x/1.29x and
+# 1.62x/1.62x, 8 read 1.279x/1.274x and 1.627x/1.626x. Fewer where 8 passes would take more than PLAIN_SECONDS.
+PLAIN_REPEATS_MOST = 8
+PLAIN_SECONDS = 2e-3
+
 # Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
 # untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
 # loops pyperf calibrates on the timed figure would take minutes. Past this budget a value stops and
@@ -181,6 +213,13 @@ def _guarded() -> dict[str, object]:
         "_form",
         "HARNESS",
         "PROBE_LOOP",
+        "PLAIN",
+        "ALONE",
+        "PLAIN_REPEATS",
+        "_plain",
+        "_plain_idle",
+        "plain_loop_pass",
+        "_entropy_state",
     )
     for name in (*names, "unpreempted", "was_preempted", "getrusage", "THREAD", "CLEAN", "CLEAN_LIMIT"):
         # Named as before the module moved to timing/worker.py: the names reach the report (what was replaced).
@@ -392,6 +431,110 @@ def _looped(form: int, args: tuple[Any, ...], kwargs: dict[str, Any], rounds: ra
     return perf_counter() - started
 
 
+def _entropy_state(pin: Pin) -> tuple[Any, ...]:
+    """The pinned inputs a call could draw on, as they stand: `random`'s state, numpy's global generator's (when
+    numpy is imported), and how many clock readings were served."""
+    numpy = sys.modules.get("numpy")
+    numpy_state: Any = None
+    if numpy is not None:
+        with contextlib.suppress(Exception):
+            state = numpy.random.get_state()
+            numpy_state = (state[0], state[1].tolist(), *state[2:])
+    return (random.getstate(), numpy_state, pin.clock.index)
+
+
+def _plain(batches: list[list[tuple[Any, ...]]], form: int | None) -> float:
+    """Seconds of plain loops making every call of `batches` in turn. With `form` (0-3: every call takes that
+    many positional arguments) an entry is the function and its arguments, called as a user's loop calls it;
+    with None, the function, args and kwargs. A call that raises is part of the workload (replay checked it
+    raises alike); the try costs nothing until it catches (3.11), and the do-nothing loop taken off has it too."""
+    perf_counter = _clock
+    if form == 1:
+        started = perf_counter()
+        for entries in batches:
+            for func, a in entries:
+                try:
+                    func(a)
+                except Exception:  # not contextlib.suppress: a context manager would be timed
+                    continue
+    elif form == 2:
+        started = perf_counter()
+        for entries in batches:
+            for func, a, b in entries:
+                try:
+                    func(a, b)
+                except Exception:  # not contextlib.suppress: a context manager would be timed
+                    continue
+    elif form == 0:
+        started = perf_counter()
+        for entries in batches:
+            for (func,) in entries:
+                try:
+                    func()
+                except Exception:  # not contextlib.suppress: a context manager would be timed
+                    continue
+    elif form == 3:
+        started = perf_counter()
+        for entries in batches:
+            for func, a, b, c in entries:
+                try:
+                    func(a, b, c)
+                except Exception:  # not contextlib.suppress: a context manager would be timed
+                    continue
+    else:
+        started = perf_counter()
+        for entries in batches:
+            for func, args, kwargs in entries:
+                try:
+                    func(*args, **kwargs)
+                except Exception:  # not contextlib.suppress: a context manager would be timed
+                    continue
+    return perf_counter() - started
+
+
+# The same loops for the do-nothing calls, in a code object of their own: CPython specialises each call site for
+# the function it meets (3.11), so one site alternating between the calls and the do-nothing function was
+# re-specialised every time and read both ~7 ns a call slow (1.61x for a user's loop's 1.63x).
+_plain_idle = types.FunctionType(_plain.__code__.replace(), globals(), "_plain_idle")
+
+
+def plain_loop_pass(workload: list[Entry], reset: Any, repeats: int) -> float:
+    """Seconds of one pass over the workload's calls made in a plain loop (each entry once), the mean of
+    `repeats` such passes made back to back, each on arguments of its own unpickled before them all, after one
+    untimed pass: after the per-call pass and the unpickling, the first plain pass finds what the calls keep
+    warm evicted and reads slow (~10 ns a call of 0.4 us), the next ones are a user's loop. The loop's own cost
+    is made a plain loop's: the same loops making a do-nothing call are taken off and a plain `for` over
+    do-nothing calls put back. What is left is what the per-call passes are scaled to (PLAIN)."""
+    loads = pickle.loads
+    # One copy of the arguments per pass, and one for the untimed pass: a call may mutate its own.
+    warm, *batches = [[(func, *loads(blob)) for func, blob, *_rest in workload] for _ in range(repeats + 1)]
+    forms = {_form(args, kwargs, None) for _func, args, kwargs in warm}
+    form = forms.pop() if len(forms) == 1 and -1 not in forms else None
+    if form is not None:  # the arguments themselves, called as a user's loop calls them
+        warm, *batches = [[(func, *args) for func, args, _kwargs in batch] for batch in (warm, *batches)]
+    reset(workload[0][2])  # the calls drew nothing from it when watched (PLAIN_REPEATS); as the first call's
+    _plain([warm], form)  # untimed: what the calls keep warm, back in place after the per-call pass
+    ran = _plain(batches, form)
+    idle = _plain_idle([[(_nothing, *entry[1:]) for entry in batch] for batch in batches], form)
+    arity = 1 if form is None else form
+    calls = range(len(workload) * repeats)
+    looped = _looped(arity, (None,) * arity, {}, calls) - _looped(arity, (None,) * arity, {}, range(0))
+    return (ran - idle + looped) / repeats
+
+
+def _plain_repeats(workload: list[Entry], untouched: bool, alone: float) -> int:
+    """How many plain passes back to back each plain-loop measurement makes in this process (0: none),
+    judged on one pass (PLAIN_REPEATS) that took `alone` seconds: up to PLAIN_REPEATS_MOST, as many as make
+    PLAIN_SECONDS, and as many as the arguments of all of them and the untimed pass fit PLAIN_BYTES."""
+    if not untouched or not workload or any(entry[4] is not None for entry in workload):
+        return 0
+    if alone / len(workload) > PLAIN_CALL_LIMIT:
+        return 0
+    size = sum(len(entry[1]) for entry in workload)
+    by_time = int(PLAIN_SECONDS / alone) if alone > 0 else PLAIN_REPEATS_MOST
+    return max(0, min(PLAIN_REPEATS_MOST, max(1, by_time), PLAIN_BYTES // max(1, size) - 1))
+
+
 def was_preempted(before: Any, after: Any) -> bool:
     """Whether the thread was switched out involuntarily between the two readings and never gave the processor
     up itself (no sleep, no wait on I/O or a lock)."""
@@ -446,9 +589,16 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
     WARMUPS_LEFT[0] -= warming
     deadline = perf_counter() + (WARMUP_BUDGET if warming else WALL_BUDGET)
     event_loop = TimingLoop(perf_counter)
+    # Recorded calls only (a bench function is the user's own loop, and long): see PLAIN.
+    plain = tolerate_errors and (not PLAIN_REPEATS or PLAIN_REPEATS[0] > 0)
     with contextlib.redirect_stdout(sink):
         for _ in range(loops):
             extra = 0.0
+            alone = 0.0  # the pass's calls timed one by one, unweighted (see PLAIN)
+            # The second pass of the process: what the calls draw on is watched (PLAIN_REPEATS). Not the first, whose
+            # figure is read on its own (the first-pass basis) and would carry the watching's work between calls.
+            deciding = plain and not PLAIN_REPEATS and TALLY.first_pass >= 0
+            untouched = deciding
             for index, (func, blob, entropy, held, shape) in enumerate(workload):
                 args, kwargs = loads(blob)
                 lazy = None
@@ -469,6 +619,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                     # unpacked before the clock starts, and a call of up to three positional arguments is made as
                     # a plain loop makes it (through *args it costs ~100 ns more). A try costs nothing until it
                     # catches (3.11).
+                    drawn = _entropy_state(pin) if untouched else None
                     before = usage(THREAD) if THREAD is not None else None
                     try:
                         if form == 1:
@@ -507,6 +658,9 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                         if elapsed == timed:
                             clean[index] = elapsed
                             preempted = preempted or was_preempted(before, after)
+                    alone += elapsed
+                    if drawn is not None:
+                        untouched = _entropy_state(pin) == drawn
                     # The harness probe, interleaved with the calls, with this call's arguments and form, timed
                     # in the state the call was timed in: right after a fresh unpickling and reset. That work
                     # between calls evicts what a plain loop keeps warm (measured on a 1 us function: ~90 ns of
@@ -521,6 +675,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                 if thread_count() != threads:  # the call left threads running: their work is this call's
                     elapsed += wait_for_new_threads(known)
                     threads = thread_count()
+                    untouched = False
                 elapsed *= weights[index]
                 total += elapsed
                 per_call[index] += elapsed
@@ -530,6 +685,12 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
             sink.seek(0)
             sink.truncate()
             harness.append(extra / len(workload))
+            if deciding:
+                PLAIN_REPEATS.append(_plain_repeats(workload, untouched, alone))
+                plain = PLAIN_REPEATS[0] > 0
+            elif plain and PLAIN_REPEATS and not warming:
+                PLAIN.append(plain_loop_pass(workload, reset, PLAIN_REPEATS[0]))
+                ALONE.append(alone)
             if TALLY.first_pass < 0:
                 TALLY.first_pass = total
                 TALLY.first_pass_preempted = preempted
@@ -564,6 +725,9 @@ def harness_cost(workload: list[Entry], names: list[str]) -> HarnessCost:
         held_out_calls=held,
         per_target_calls=targets,
         per_target_held_out_calls=held_targets,
+        plain_loop=statistics.fmean(PLAIN) if PLAIN else 0.0,
+        timed_alone=statistics.fmean(ALONE) if ALONE else 0.0,
+        distinct_calls=len(workload),
     )
 
 
