@@ -135,6 +135,9 @@ PROBE_FRESH_BYTES = 64 << 10
 # pass's calls timed one by one (unweighted: each entry once, as the plain loop makes them).
 PLAIN: list[float] = []
 ALONE: list[float] = []
+# Whether another process ran inside each plain-loop measurement (was_preempted): its seconds hold that process's
+# slice, which the calls timed one by one leave out (unpreempted), so it is left out of both means (plain_figures).
+PLAIN_PREEMPTED: list[bool] = []
 # How many plain passes this process makes per measurement, 0 for none (decided on its second pass, empty until
 # then: _plain_repeats). Only recorded calls that are plain synchronous calls, drew nothing from the pinned random
 # states or clock and started no thread on that pass (the plain loop cannot reset them between calls), whose
@@ -215,6 +218,8 @@ def _guarded() -> dict[str, object]:
         "PROBE_LOOP",
         "PLAIN",
         "ALONE",
+        "PLAIN_PREEMPTED",
+        "plain_figures",
         "PLAIN_REPEATS",
         "_plain",
         "_plain_idle",
@@ -689,8 +694,10 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                 PLAIN_REPEATS.append(_plain_repeats(workload, untouched, alone))
                 plain = PLAIN_REPEATS[0] > 0
             elif plain and PLAIN_REPEATS and not warming:
+                before = usage(THREAD) if THREAD is not None else None
                 PLAIN.append(plain_loop_pass(workload, reset, PLAIN_REPEATS[0]))
                 ALONE.append(alone)
+                PLAIN_PREEMPTED.append(before is not None and was_preempted(before, usage(THREAD)))
             if TALLY.first_pass < 0:
                 TALLY.first_pass = total
                 TALLY.first_pass_preempted = preempted
@@ -725,10 +732,25 @@ def harness_cost(workload: list[Entry], names: list[str]) -> HarnessCost:
         held_out_calls=held,
         per_target_calls=targets,
         per_target_held_out_calls=held_targets,
-        plain_loop=statistics.fmean(PLAIN) if PLAIN else 0.0,
-        timed_alone=statistics.fmean(ALONE) if ALONE else 0.0,
+        **plain_figures(),
         distinct_calls=len(workload),
     )
+
+
+def plain_figures() -> dict[str, float]:
+    """The plain-loop measurements' mean seconds per pass and their per-call passes' (HarnessCost.plain_loop and
+    timed_alone), over the measurements no other process ran inside. Where every one was (a loaded machine, a
+    long measurement), the medians of all of them: a preempted one only ever reads longer, and a process without
+    the figure would leave the whole series on its per-call figures (steps.as_plain_loop). Zeros: none made."""
+    clean = [index for index, preempted in enumerate(PLAIN_PREEMPTED) if not preempted]
+    if clean:
+        return {
+            "plain_loop": statistics.fmean(PLAIN[index] for index in clean),
+            "timed_alone": statistics.fmean(ALONE[index] for index in clean),
+        }
+    if PLAIN:
+        return {"plain_loop": statistics.median(PLAIN), "timed_alone": statistics.median(ALONE)}
+    return {"plain_loop": 0.0, "timed_alone": 0.0}
 
 
 def per_target(names: list[str]) -> dict[str, float]:

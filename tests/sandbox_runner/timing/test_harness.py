@@ -20,9 +20,6 @@ def fresh_worker(monkeypatch):
     monkeypatch.setattr(worker, "PER_CALL", [])
     monkeypatch.setattr(worker, "WEIGHTS", [])
     monkeypatch.setattr(worker, "PASSES", [0])
-    monkeypatch.setattr(worker, "PLAIN", [])
-    monkeypatch.setattr(worker, "ALONE", [])
-    monkeypatch.setattr(worker, "PLAIN_REPEATS", [])
 
 
 def _entry(func, *args, held=False, **kwargs):

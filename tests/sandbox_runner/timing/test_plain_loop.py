@@ -6,7 +6,6 @@ from __future__ import annotations
 import pickle
 import random
 import time
-from dataclasses import replace
 
 import pytest
 from coderefine_sandbox.protocol.timing import HarnessCost
@@ -15,11 +14,10 @@ from coderefine_sandbox.timing import steps, worker
 
 @pytest.fixture
 def fresh_worker(monkeypatch):
-    for name in ("HARNESS", "PER_CALL", "WEIGHTS", "PLAIN", "ALONE", "PLAIN_REPEATS", "CLEAN", "FIRST_CALL"):
+    for name in ("HARNESS", "PER_CALL", "WEIGHTS", "CLEAN", "FIRST_CALL"):
         monkeypatch.setattr(worker, name, [])
     monkeypatch.setattr(worker, "PASSES", [0])
     monkeypatch.setattr(worker, "WARMUPS_LEFT", [0])
-    monkeypatch.setattr(worker, "TALLY", replace(worker.TALLY, first_pass=-1.0))
 
 
 def _entry(func, *args, entropy=None, shape=None, **kwargs):
@@ -115,6 +113,38 @@ def test_replacing_the_plain_loop_is_seen(monkeypatch):
     monkeypatch.setattr(worker, "plain_loop_pass", lambda *args: 0.0)
     monkeypatch.setattr(worker, "PLAIN", [1.0])
     assert worker.tampering(guarded) == ["timing_worker.PLAIN", "timing_worker.plain_loop_pass"]
+
+
+def test_a_plain_loop_measurement_another_process_ran_inside_is_left_out_of_both_means(monkeypatch):
+    monkeypatch.setattr(worker, "PLAIN", [1.0, 5.0, 1.2])
+    monkeypatch.setattr(worker, "ALONE", [2.0, 2.1, 2.2])
+    monkeypatch.setattr(worker, "PLAIN_PREEMPTED", [False, True, False])
+    assert worker.plain_figures() == pytest.approx({"plain_loop": 1.1, "timed_alone": 2.1})
+    # Every one preempted: the medians, rather than no figure for this process (and none for the series).
+    monkeypatch.setattr(worker, "PLAIN_PREEMPTED", [True] * 3)
+    assert worker.plain_figures() == pytest.approx({"plain_loop": 1.2, "timed_alone": 2.1})
+    monkeypatch.setattr(worker, "PLAIN", [])
+    assert worker.plain_figures() == {"plain_loop": 0.0, "timed_alone": 0.0}
+
+
+def test_the_worker_flags_a_plain_loop_measurement_it_was_switched_out_of(fresh_worker, monkeypatch):
+    # The scheduler switches the thread out involuntarily during each plain-loop measurement, never during a call.
+    switches = [0]
+
+    class Usage:
+        def __init__(self):
+            self.ru_nivcsw, self.ru_nvcsw = switches[0], 0
+
+    monkeypatch.setattr(worker, "getrusage", lambda who: Usage())
+    real = worker.plain_loop_pass
+
+    def switched_out(*args):
+        switches[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(worker, "plain_loop_pass", switched_out)
+    worker.time_workload(4, [_entry(_squares, [1, 2, 3])], True)
+    assert worker.PLAIN_PREEMPTED == [True, True]  # passes 3 and 4
 
 
 def _run(alone: float, plain: float, harness: float = 1e-7, calls: int = 10) -> steps.WorkerRun:
