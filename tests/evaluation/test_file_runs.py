@@ -68,7 +68,7 @@ def test_the_change_that_breaks_one_function_is_dropped_and_the_rest_verified_ag
     assert [(f["function"], f["verdict"], f["kept"]) for f in iteration["functions"]] == [
         ("total", "faster", True),
         ("double_all", "behaviour changed", False),
-    ]
+    ], (iteration["functions"], iteration["timing"])
     assert iteration["changed"] == ["total"]
     assert set(iteration["timing"]["per_function"]) == {"total", "double_all"}
     assert 0 < iteration["setup_seconds"] < 0.5
