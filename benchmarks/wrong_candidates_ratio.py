@@ -77,7 +77,32 @@ def candidate_function(module: types.ModuleType, function: str, source: str) -> 
 
 
 def _pass(func: Any, calls: list[tuple[tuple[Any, ...], dict[str, Any]]], loops: int) -> float:
+    """Seconds of `loops` passes over the calls. Calls that all take the same one to three positional arguments
+    are made as a user's loop makes them, `f(a, b)`: through `f(*args, **kwargs)` each call costs ~30-40 ns more
+    (3.11), which on tabulate's 50-80 ns candidates read `_padleft`'s 5.48x as 3.95x."""
     clock = time.perf_counter
+    arities = {len(args) for args, kwargs in calls if not kwargs}
+    positional = [args for args, kwargs in calls if not kwargs]
+    arity = arities.pop() if len(arities) == 1 and len(positional) == len(calls) else None
+    if arity == 1:
+        ones = [args[0] for args in positional]
+        started = clock()
+        for _ in range(loops):
+            for a in ones:
+                func(a)
+        return clock() - started
+    if arity == 2:
+        started = clock()
+        for _ in range(loops):
+            for a, b in positional:
+                func(a, b)
+        return clock() - started
+    if arity == 3:
+        started = clock()
+        for _ in range(loops):
+            for a, b, c in positional:
+                func(a, b, c)
+        return clock() - started
     started = clock()
     for _ in range(loops):
         for args, kwargs in calls:
