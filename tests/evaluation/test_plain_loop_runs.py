@@ -55,21 +55,11 @@ def jitter(values):
     return [v + random.random() for v in values]
 """
 
-RANDOM_FASTER = """
-import random
-
-
-def squares(values):
-    total = 0
-    for v in values:
-        total = total + int(str(v * v))
-    return total
-
-
-def jitter(values):
-    draw = random.random
-    return [v + draw() for v in values]
-"""
+# The same squares; jitter looks random.random up once (a little faster, and still drawing from `random`).
+RANDOM_FASTER = MODULE.replace(
+    "    return [v + random.random() for v in values]",
+    "    draw = random.random\n    return [v + draw() for v in values]",
+)
 
 
 @pytest.mark.slow
