@@ -125,7 +125,8 @@ PROBE_FRESH_BYTES = 64 << 10
 # call's own code: the clock's read is ordered (it waits for the call's last instructions to retire) and the
 # work between calls evicts what the call keeps warm. Measured on a 1.28x rewrite of a 0.43 us function, 8 fresh
 # processes: net of a do-nothing call timed alike, the original ran 22 ns slower a call than in a plain loop and
-# the candidate 5 ns, so the ratio read 1.33x even with nothing but the clock between calls (1.30x in the tool).
+# the candidate 5 ns, so the ratio read 1.33x even with nothing but the clock between calls (in the tool, with its
+# work between calls, 1.24-1.27x for the loop's 1.28x: off by a few per cent, in a direction the code decides).
 # So after each pass, where the workload allows, the same calls are made again in plain loops under one clock
 # reading, as a user's loop (and pyperf's timeit) makes them. Each process reports those passes' seconds beside
 # its per-call passes' (means over the passes, as the steady figure is a mean), and the runner scales the
