@@ -153,6 +153,14 @@ PLAIN_CALL_LIMIT = 20e-6
 # 1.62x/1.62x, 8 read 1.279x/1.274x and 1.627x/1.626x. Fewer where 8 passes would take more than PLAIN_SECONDS.
 PLAIN_REPEATS_MOST = 8
 PLAIN_SECONDS = 2e-3
+# Wall seconds of the per-call passes made since the process's plain-loop measurements began, and of those
+# measurements. A measurement is made after a pass only while the measurements have taken at most PLAIN_SHARE of
+# the per-call passes' time, so those keep at least four fifths of every value: they give each function's, the
+# held-out calls' and the first pass's figures, and on a workload where a few 50 us calls outweigh many 0.1 us ones
+# a measurement after every pass took nine tenths of the process, and a cheap function's own figure, from a tenth of
+# the passes, read 1000x rewrites "not faster" in 2 of 4 CI dry runs.
+PLAIN_WALL = [0.0, 0.0]
+PLAIN_SHARE = 0.25
 
 # Wall seconds one value may take. Only the calls themselves are timed, so on calls of a microsecond the
 # untimed work around them (unpickling the arguments, pinning) can be many times the timed figure, and the
@@ -220,6 +228,8 @@ def _guarded() -> dict[str, object]:
         "PLAIN",
         "ALONE",
         "PLAIN_PREEMPTED",
+        "PLAIN_WALL",
+        "PLAIN_SHARE",
         "plain_figures",
         "PLAIN_REPEATS",
         "_plain",
@@ -601,6 +611,7 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
         for _ in range(loops):
             extra = 0.0
             alone = 0.0  # the pass's calls timed one by one, unweighted (see PLAIN)
+            pass_started = perf_counter()
             # The second pass of the process: what the calls draw on is watched (PLAIN_REPEATS). Not the first, whose
             # figure is read on its own (the first-pass basis) and would carry the watching's work between calls.
             deciding = plain and not PLAIN_REPEATS and TALLY.first_pass >= 0
@@ -695,10 +706,14 @@ def time_workload(loops: int, workload: list[Entry], tolerate_errors: bool) -> f
                 PLAIN_REPEATS.append(_plain_repeats(workload, untouched, alone))
                 plain = PLAIN_REPEATS[0] > 0
             elif plain and PLAIN_REPEATS and not warming:
-                before = usage(THREAD) if THREAD is not None else None
-                PLAIN.append(plain_loop_pass(workload, reset, PLAIN_REPEATS[0]))
-                ALONE.append(alone)
-                PLAIN_PREEMPTED.append(before is not None and was_preempted(before, usage(THREAD)))
+                PLAIN_WALL[0] += perf_counter() - pass_started
+                if PLAIN_WALL[1] <= PLAIN_SHARE * PLAIN_WALL[0]:
+                    measuring = perf_counter()
+                    before = usage(THREAD) if THREAD is not None else None
+                    PLAIN.append(plain_loop_pass(workload, reset, PLAIN_REPEATS[0]))
+                    ALONE.append(alone)
+                    PLAIN_PREEMPTED.append(before is not None and was_preempted(before, usage(THREAD)))
+                    PLAIN_WALL[1] += perf_counter() - measuring
             if TALLY.first_pass < 0:
                 TALLY.first_pass = total
                 TALLY.first_pass_preempted = preempted

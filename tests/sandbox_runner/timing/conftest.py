@@ -13,4 +13,5 @@ def plain_loop_state(monkeypatch):
     make plain passes over an async workload, and a first pass made by another test would move the decision)."""
     for name in ("PLAIN", "ALONE", "PLAIN_PREEMPTED", "PLAIN_REPEATS"):
         monkeypatch.setattr(worker, name, [])
+    monkeypatch.setattr(worker, "PLAIN_WALL", [0.0, 0.0])
     monkeypatch.setattr(worker, "TALLY", replace(worker.TALLY, first_pass=-1.0))

@@ -28,7 +28,8 @@ def _squares(values):
     return sum(v * v for v in values)
 
 
-def test_plain_calls_get_plain_loop_passes_from_the_second_pass_on(fresh_worker):
+def test_plain_calls_get_plain_loop_passes_from_the_second_pass_on(fresh_worker, monkeypatch):
+    monkeypatch.setattr(worker, "PLAIN_SHARE", 1e9)  # a measurement after every pass it may follow
     workload = [_entry(_squares, list(range(n, n + 8))) for n in range(10)]
     worker.time_workload(5, workload, True)
     # Watched on the second pass, measured after the third, fourth and fifth: each beside its per-call pass.
@@ -45,6 +46,20 @@ def _draws(values):
 
 def _reads_the_clock(values):
     return sum(values) + time.time()
+
+
+def test_the_plain_loop_takes_at_most_its_share_of_the_process(fresh_worker, monkeypatch):
+    # Measurements of 2 ms after passes of a few microseconds: most passes are followed by none, so the per-call
+    # passes (each function's figures, the first pass) keep their time.
+    def slow_measurement(*args):
+        time.sleep(0.002)
+        return 1e-6
+
+    monkeypatch.setattr(worker, "plain_loop_pass", slow_measurement)
+    worker.time_workload(200, [_entry(_squares, [1, 2, 3])] * 5, True)
+    assert 1 <= len(worker.PLAIN) <= 20, len(worker.PLAIN)  # one after every pass would be 198
+    spent, per_call = worker.PLAIN_WALL[1], worker.PLAIN_WALL[0]
+    assert spent - 0.0021 * 2 <= worker.PLAIN_SHARE * per_call  # at most one measurement over the share
 
 
 @pytest.mark.parametrize("func", [_draws, _reads_the_clock])
@@ -143,6 +158,7 @@ def test_the_worker_flags_a_plain_loop_measurement_it_was_switched_out_of(fresh_
         return real(*args)
 
     monkeypatch.setattr(worker, "plain_loop_pass", switched_out)
+    monkeypatch.setattr(worker, "PLAIN_SHARE", 1e9)
     worker.time_workload(4, [_entry(_squares, [1, 2, 3])], True)
     assert worker.PLAIN_PREEMPTED == [True, True]  # passes 3 and 4
 
