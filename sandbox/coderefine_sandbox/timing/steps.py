@@ -729,6 +729,7 @@ def measure(request: RunnerRequest) -> TimingReport:
         )
     found = estimates(runs)
     chosen = basis(runs, timing.floor)
+    per_call = harness_per_call(raw)  # what `runs` are net of, and what decided whether they were scaled
     trust = _trust_estimates(runs)
     targets = per_target_trust(runs)
     return TimingReport(
@@ -752,8 +753,8 @@ def measure(request: RunnerRequest) -> TimingReport:
         per_target_basis=per_target_basis(runs, timing.floor),
         per_target_held_out=targets["held_out"],
         per_target_shown=targets["shown"],
-        harness_seconds_per_call=harness_per_call(raw),
-        plain_loop=plain_loop_factors(raw, harness_per_call(raw)) is not None,
+        harness_seconds_per_call=per_call,
+        plain_loop=plain_loop_factors(raw, per_call) is not None,
         per_target_with_harness=per_target(raw),
     )
 

@@ -15,3 +15,13 @@ def plain_loop_state(monkeypatch):
         monkeypatch.setattr(worker, name, [])
     monkeypatch.setattr(worker, "PLAIN_WALL", [0.0, 0.0])
     monkeypatch.setattr(worker, "TALLY", replace(worker.TALLY, first_pass=-1.0))
+
+
+@pytest.fixture
+def fresh_worker(monkeypatch):
+    """The worker's per-process tallies (harness probe, per-call seconds, weights, passes, clean readings, first
+    pass, warm-ups left) empty, as in a process that has timed nothing yet."""
+    for name in ("HARNESS", "PER_CALL", "WEIGHTS", "CLEAN", "FIRST_CALL"):
+        monkeypatch.setattr(worker, name, [])
+    monkeypatch.setattr(worker, "PASSES", [0])
+    monkeypatch.setattr(worker, "WARMUPS_LEFT", [0])

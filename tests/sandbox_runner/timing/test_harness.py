@@ -14,14 +14,6 @@ from coderefine_sandbox.timing import steps, worker
 from coderefine_sandbox.timing.stats import paired_speedup
 
 
-@pytest.fixture
-def fresh_worker(monkeypatch):
-    monkeypatch.setattr(worker, "HARNESS", [])
-    monkeypatch.setattr(worker, "PER_CALL", [])
-    monkeypatch.setattr(worker, "WEIGHTS", [])
-    monkeypatch.setattr(worker, "PASSES", [0])
-
-
 def _entry(func, *args, held=False, **kwargs):
     return (func, pickle.dumps((args, kwargs)), None, held, None)
 

@@ -12,14 +12,6 @@ from coderefine_sandbox.protocol.timing import HarnessCost
 from coderefine_sandbox.timing import steps, worker
 
 
-@pytest.fixture
-def fresh_worker(monkeypatch):
-    for name in ("HARNESS", "PER_CALL", "WEIGHTS", "CLEAN", "FIRST_CALL"):
-        monkeypatch.setattr(worker, name, [])
-    monkeypatch.setattr(worker, "PASSES", [0])
-    monkeypatch.setattr(worker, "WARMUPS_LEFT", [0])
-
-
 def _entry(func, *args, entropy=None, shape=None, **kwargs):
     return (func, pickle.dumps((args, kwargs)), entropy, False, shape)
 
